@@ -1,0 +1,34 @@
+# DocumentKit: the two commands of the README's Quick start, and a few more.
+SHELL := /bin/bash
+SWIFT ?= swift
+# Tests and the demo share one debug build.
+BUILD_FLAGS ?=
+
+.PHONY: demo test build bench clean bootstrap
+
+## make demo: install what is missing, build, run the notes tour on a temporary library.
+demo:
+	@Scripts/bootstrap.sh demo
+	$(SWIFT) build $(BUILD_FLAGS) --product notes
+	$(SWIFT) run $(BUILD_FLAGS) --skip-build notes tour
+
+## make test: install what is missing, build everything (warnings are errors), run the whole suite.
+test:
+	@Scripts/bootstrap.sh test
+	$(SWIFT) build $(BUILD_FLAGS) --build-tests
+	$(SWIFT) test $(BUILD_FLAGS) --skip-build 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
+
+build:
+	@Scripts/bootstrap.sh demo
+	$(SWIFT) build $(BUILD_FLAGS)
+
+## make bench: the benchmarks, in release mode (not part of the tests).
+bench:
+	@Scripts/bootstrap.sh demo
+	$(SWIFT) run -c release docbench all
+
+bootstrap:
+	@Scripts/bootstrap.sh test
+
+clean:
+	rm -rf .build

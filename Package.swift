@@ -1,0 +1,101 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+let package = Package(
+    name: "DocumentKit",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "DocumentKit", targets: ["DocumentKit"]),
+        .library(name: "DocumentKitTesting", targets: ["DocumentKitTesting"]),
+        .executable(name: "notes", targets: ["notes"]),
+        .executable(name: "docbench", targets: ["docbench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        // C shims for the calls Glibc's Swift overlay lacks (renameat2, syncfs, O_TMPFILE...).
+        .target(name: "CDocumentKitShims"),
+        // libarchive, found through pkg-config; the archive layer builds on it.
+        .systemLibrary(
+            name: "CArchive",
+            pkgConfig: "libarchive",
+            providers: [.apt(["libarchive-dev"]), .brew(["libarchive"])]
+        ),
+        // Layer 0: system calls behind one seam, errors, file identity.
+        .target(
+            name: "DocumentKitSystem",
+            dependencies: [
+                "CDocumentKitShims",
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Layer 1: the file-tree model and atomic saves of files and packages.
+        .target(
+            name: "FilePackages",
+            dependencies: [
+                "DocumentKitSystem",
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Layer 1: archives through libarchive.
+        .target(name: "DocumentArchive", dependencies: ["CArchive", "DocumentKitSystem"]),
+        // Top layer: Document. `import DocumentKit` is all an app needs.
+        .target(
+            name: "DocumentKit",
+            dependencies: ["DocumentKitSystem", "FilePackages", "DocumentArchive"]
+        ),
+        // Helpers for app developers' tests: fault injection, temporary folders.
+        .target(name: "DocumentKitTesting", dependencies: ["DocumentKit"]),
+
+        // The example app.
+        .executableTarget(
+            name: "notes",
+            dependencies: [
+                "DocumentKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Examples/Notes"
+        ),
+        // Benchmarks (not tests): `swift run -c release docbench save`.
+        .executableTarget(
+            name: "docbench",
+            dependencies: ["DocumentKit", "DocumentKitTesting", "CDocumentKitShims"],
+            path: "Benchmarks/DocBench"
+        ),
+        // A child process for the crash test: saves a package in a loop until killed.
+        .executableTarget(
+            name: "dk-crash-child",
+            dependencies: ["DocumentKit", "DocumentKitTesting"],
+            path: "Tests/CrashChild"
+        ),
+
+        .testTarget(
+            name: "FilePackagesTests",
+            dependencies: ["FilePackages", "DocumentKitTesting"]
+        ),
+        .testTarget(
+            name: "DocumentKitTests",
+            dependencies: ["DocumentKit", "DocumentKitTesting", "dk-crash-child"]
+        ),
+        .testTarget(
+            name: "NotesTests",
+            dependencies: ["DocumentKitTesting", "notes"]
+        ),
+    ]
+)
+
+// Strict settings for every Swift target, in one place.
+for target in package.targets where target.type != .system {
+    guard target.name != "CDocumentKitShims" else { continue }
+    var settings = target.swiftSettings ?? []
+    settings.append(.swiftLanguageMode(.v6))
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    settings.append(.treatAllWarnings(as: .error))
+    target.swiftSettings = settings
+}

@@ -1,0 +1,38 @@
+#ifndef CDOCUMENTKITSHIMS_H
+#define CDOCUMENTKITSHIMS_H
+
+// Calls and constants that Glibc's Swift overlay does not export.
+// Each function returns what the system call returns and leaves errno as it set it.
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/// renameat2(2); `flags` is a combination of the DK_RENAME_* constants.
+int dk_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
+
+/// syncfs(2).
+int dk_syncfs(int fd);
+
+/// flock(2) with LOCK_EX | LOCK_NB; returns 0 when the lock was taken.
+int dk_flock_exclusive_nonblocking(int fd);
+
+/// flock(2) with LOCK_UN.
+int dk_flock_unlock(int fd);
+
+/// The current thread's errno.
+int dk_errno(void);
+
+/// Sets the current thread's errno.
+void dk_set_errno(int value);
+
+extern const unsigned int DK_RENAME_NOREPLACE;
+extern const unsigned int DK_RENAME_EXCHANGE;
+extern const int DK_O_DIRECTORY;
+extern const int DK_O_NOFOLLOW;
+extern const int DK_O_CLOEXEC;
+extern const int DK_O_PATH;
+extern const int DK_AT_SYMLINK_NOFOLLOW;
+extern const int DK_AT_REMOVEDIR;
+extern const int DK_AT_FDCWD;
+
+#endif

@@ -1,0 +1,55 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// An open file descriptor that is closed when the last reference goes away.
+///
+/// Used for descriptors that are only read from (directories, files read lazily), whose
+/// `close` cannot report anything useful. Files that are written are closed explicitly
+/// through ``FileSystem`` so that a deferred write error is seen.
+public final class Descriptor: Sendable {
+    /// The raw descriptor. Valid for the lifetime of this object.
+    public let rawValue: CInt
+
+    /// Takes ownership of `rawValue`.
+    public init(owning rawValue: CInt) { self.rawValue = rawValue }
+
+    deinit { Glibc.close(rawValue) }
+}
+
+/// Random, unguessable names for temporary items, marked so that leftovers can be recognised.
+public enum TemporaryName {
+    /// The marker every temporary name of DocumentKit carries: `.dk-`.
+    public static let marker = ".dk-"
+
+    /// `.<name>.dk-<purpose>-<12 random letters>`, for an item beside `name`.
+    public static func make(for name: String, purpose: String) -> String {
+        ".\(name)\(marker)\(purpose)-\(randomSuffix())"
+    }
+
+    /// The prefix all temporary names made for `name` start with.
+    public static func prefix(for name: String) -> String { ".\(name)\(marker)" }
+
+    /// 12 random characters from a 32-letter alphabet (60 bits), from the system's generator.
+    public static func randomSuffix() -> String {
+        let alphabet = Array("abcdefghijkmnpqrstuvwxyz23456789".utf8)
+        var generator = SystemRandomNumberGenerator()
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(12)
+        for _ in 0..<12 { bytes.append(alphabet[Int(generator.next() % 32)]) }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// How much a save guarantees, as GLib's `g_file_set_contents_full` names it.
+public enum Durability: Sendable, Hashable {
+    /// Atomic: every other process, and this one after a crash of the process, sees the old
+    /// contents or the new, never a mix. Nothing is flushed: after a power failure the outcome
+    /// depends on the file system.
+    case consistent
+    /// Atomic and flushed: the new contents and the name change reach the disk before the save
+    /// returns (`fsync` of every written file and of every changed directory). The default.
+    case durable
+}

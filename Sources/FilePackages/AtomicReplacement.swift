@@ -1,0 +1,184 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import DocumentKitSystem
+import SystemPackage
+import Logging
+
+/// The last steps of every save: put a complete temporary item in place of the item, in one
+/// atomic step, and make that durable.
+///
+/// With `renameat2(RENAME_EXCHANGE)` the two names swap, so the old item is still at the
+/// temporary name until the parent's flush succeeded: a failed flush swaps back and the
+/// original is untouched. Where the file system refuses the exchange (NFS, some FUSE), a file is
+/// renamed over the item (atomic for files), and a directory goes through the journaled
+/// two-rename swap (``swapDirectoryWithIntent``).
+struct AtomicReplacement {
+    let fileSystem: FileSystem
+    let parent: CInt
+    let parentPath: String
+    let name: String
+    let documentPath: String
+    let durable: Bool
+    static let logger = Logger(label: "DocumentKit.save")
+
+    /// What the swap left at the temporary name.
+    enum Outcome {
+        /// The old item, to be removed.
+        case oldItemAtTemporaryName
+        /// Nothing: the name was free, or the old file was replaced by rename.
+        case nothing
+    }
+
+    func fail(_ errno: Errno, _ step: String, intact: Bool = true) -> DocumentKitError {
+        DocumentKitError(errno, operation: .save, path: documentPath, step: step, originalIsIntact: intact)
+    }
+
+    /// Swaps `temporaryName` in. `isDirectory` selects the fallback when exchange is unsupported.
+    func swap(_ temporaryName: String, itemExists: Bool, isDirectory: Bool) throws(DocumentKitError) -> Outcome {
+        var exists = itemExists
+        if !exists {
+            do {
+                try fileSystem.renameWithoutReplacing(temporaryName, in: parent, to: name, in: parent)
+                try flushParent(undo: { () throws(Errno) in
+                    try fileSystem.rename(name, in: parent, to: temporaryName, in: parent)
+                })
+                return .nothing
+            } catch let error as Errno where error == .fileExists {
+                exists = true  // Created meanwhile by someone else: replace it like any other.
+            } catch let error as Errno where Self.isUnsupported(error) {
+                // No RENAME_NOREPLACE here (NFS): link-free check, then plain rename.
+                if (try? fileSystem.status(of: name, in: parent)) != nil {
+                    exists = true
+                } else {
+                    do { try fileSystem.rename(temporaryName, in: parent, to: name, in: parent) } catch {
+                        throw fail(error, "renaming the new item into place")
+                    }
+                    try flushParent(undo: nil)
+                    return .nothing
+                }
+            } catch let error as Errno {
+                throw fail(error, "renaming the new item into place")
+            } catch let error as DocumentKitError {
+                throw error
+            } catch {
+                throw fail(.ioError, "renaming the new item into place")
+            }
+        }
+        precondition(exists)
+        do {
+            try fileSystem.exchange(temporaryName, in: parent, with: name, in: parent)
+        } catch {
+            guard Self.isUnsupported(error) else { throw fail(error, "swapping the new item in (renameat2 RENAME_EXCHANGE)") }
+            if isDirectory {
+                try swapDirectoryWithIntent(temporaryName)
+                return .oldItemAtTemporaryName
+            }
+            do { try fileSystem.rename(temporaryName, in: parent, to: name, in: parent) } catch {
+                throw fail(error, "renaming the new file over the old one")
+            }
+            try flushParent(undo: nil)
+            return .nothing
+        }
+        try flushParent(undo: { () throws(Errno) in
+            try fileSystem.exchange(temporaryName, in: parent, with: name, in: parent)
+        })
+        return .oldItemAtTemporaryName
+    }
+
+    /// Flushes the parent directory if the save is durable. On failure, runs `undo` (which puts
+    /// the original back) and throws; without an undo the new item stays and the error says so.
+    private func flushParent(undo: (() throws(Errno) -> Void)?) throws(DocumentKitError) {
+        guard durable else { return }
+        do { try fileSystem.synchronizeDirectory(parent, name: parentPath) } catch {
+            guard let undo else {
+                throw DocumentKitError(
+                    error, operation: .save, path: documentPath,
+                    step: "flushing the folder after the rename (fsync); the new version is in place but may not survive a power failure",
+                    originalIsIntact: false)
+            }
+            do { try undo() } catch let undoError {
+                throw DocumentKitError(
+                    error, operation: .save, path: documentPath,
+                    step: "flushing the folder after the swap (fsync), and swapping back failed too (\(undoError.readableDescription)); the new version is in place",
+                    originalIsIntact: false)
+            }
+            throw fail(error, "flushing the folder after the swap (fsync); the swap was undone")
+        }
+    }
+
+    /// The fallback swap for directories: record the intent, rename the old tree aside, rename
+    /// the new one in, flush, forget the intent. A crash at any point is completed by
+    /// ``InterruptedSaveRecovery`` at the next open or save, so the name is never left missing.
+    private func swapDirectoryWithIntent(_ temporaryName: String) throws(DocumentKitError) {
+        let oldName = TemporaryName.make(for: name, purpose: "old")
+        let intentName = TemporaryName.prefix(for: name) + "intent"
+        let recordName = TemporaryName.make(for: name, purpose: "tmp")
+        let record = RenameIntent(newName: temporaryName, oldName: oldName)
+        // 1. The intent, written completely (and flushed) before anything is renamed.
+        let fd: CInt
+        do {
+            fd = try fileSystem.open(recordName, in: parent, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600)
+        } catch { throw fail(error, "creating the rename intent") }
+        defer {
+            Glibc.close(fd)
+            _ = try? fileSystem.unlink(recordName, in: parent)
+        }
+        do {
+            try fileSystem.lockExclusivelyWithoutWaiting(fd, name: recordName)
+            try fileSystem.write(fd, record.data, name: recordName)
+            if durable { try fileSystem.synchronize(fd, name: recordName) }
+            try fileSystem.link(recordName, in: parent, as: intentName, in: parent)
+            if durable { try fileSystem.synchronizeDirectory(parent, name: parentPath) }
+        } catch {
+            _ = try? fileSystem.unlink(intentName, in: parent)
+            throw fail(error, "writing the rename intent for the fallback swap")
+        }
+        // 2. Old tree aside.
+        do { try fileSystem.rename(name, in: parent, to: oldName, in: parent) } catch {
+            _ = try? fileSystem.unlink(intentName, in: parent)
+            throw fail(error, "renaming the old package aside (fallback swap)")
+        }
+        // 3. New tree in; on failure put the old one back.
+        do { try fileSystem.rename(temporaryName, in: parent, to: name, in: parent) } catch {
+            do {
+                try fileSystem.rename(oldName, in: parent, to: name, in: parent)
+                _ = try? fileSystem.unlink(intentName, in: parent)
+            } catch let undoError {
+                throw DocumentKitError(
+                    error, operation: .save, path: documentPath,
+                    step: "renaming the new package in (fallback swap), and renaming the old one back failed too (\(undoError.readableDescription)); the next open completes the swap from “\(intentName)”",
+                    originalIsIntact: false)
+            }
+            throw fail(error, "renaming the new package in (fallback swap)")
+        }
+        // 4. Durable; on failure put the old tree back, so the original is what stays.
+        if durable {
+            do { try fileSystem.synchronizeDirectory(parent, name: parentPath) } catch {
+                do {
+                    try fileSystem.rename(name, in: parent, to: temporaryName, in: parent)
+                    try fileSystem.rename(oldName, in: parent, to: name, in: parent)
+                    _ = try? fileSystem.unlink(intentName, in: parent)
+                } catch let undoError {
+                    throw DocumentKitError(
+                        error, operation: .save, path: documentPath,
+                        step: "flushing the folder after the fallback swap (fsync), and undoing it failed too (\(undoError.readableDescription))",
+                        originalIsIntact: false)
+                }
+                throw fail(error, "flushing the folder after the fallback swap (fsync); the swap was undone")
+            }
+        }
+        // 5. The old tree goes to the temporary name, for the caller to remove; the intent goes.
+        do {
+            try fileSystem.rename(oldName, in: parent, to: temporaryName, in: parent)
+            try fileSystem.unlink(intentName, in: parent)
+        } catch {
+            // The new package is in place; the intent lets the next open or save finish the cleanup.
+            Self.logger.warning("Save of \(documentPath) completed, cleanup deferred: \(error.readableDescription)")
+        }
+    }
+
+    static func isUnsupported(_ error: Errno) -> Bool {
+        error == .invalidArgument || error == .noFunction || error == .notSupported
+    }
+}

@@ -1,0 +1,70 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import DocumentKitSystem
+import SystemPackage
+
+/// The directory a tree was read from, kept open so that members can be read lazily and
+/// hard-linked later without going through path strings again.
+package final class TreeRoot: Sendable {
+    /// The open directory: the package itself, or the parent directory of a single file.
+    package let directory: Descriptor
+    /// Its path when it was opened, for messages.
+    package let path: String
+    /// Whether the members are part of a package (so a save may hard-link them into the next
+    /// version of that package). A file that was read on its own is copied instead, because
+    /// another program may rewrite it in place.
+    package let isPackage: Bool
+
+    package init(directory: Descriptor, path: String, isPackage: Bool) {
+        self.directory = directory
+        self.path = path
+        self.isPackage = isPackage
+    }
+}
+
+/// Where a regular file's contents came from: the root it was read through, its path inside
+/// that root, and the identity of the file at the time.
+package struct FileOrigin: Sendable {
+    package let root: TreeRoot
+    /// The names from the root down to the file, for example `["attachments", "photo.jpg"]`.
+    package let components: [String]
+    package let identity: FileIdentity
+    /// The permission bits the file had.
+    package let permissions: UInt32
+
+    package init(root: TreeRoot, components: [String], identity: FileIdentity, permissions: UInt32) {
+        self.root = root
+        self.components = components
+        self.identity = identity
+        self.permissions = permissions
+    }
+
+    package var relativePath: String { components.joined(separator: "/") }
+    package var displayPath: String { root.path == "/" ? "/" + relativePath : root.path + "/" + relativePath }
+
+    /// Opens the directory that holds the file, walking down from the root without following
+    /// any symbolic link. The caller owns the returned descriptor.
+    package func openParentDirectory(using fileSystem: FileSystem) throws(Errno) -> CInt {
+        try openDirectory(components.dropLast(), from: root.directory.rawValue, using: fileSystem)
+    }
+}
+
+/// Opens `components` below `start` one level at a time with `O_NOFOLLOW`, so that a symbolic
+/// link on the way fails (`ELOOP`/`ENOTDIR`) instead of leading elsewhere. The caller owns the result.
+package func openDirectory(_ components: ArraySlice<String>, from start: CInt, using fileSystem: FileSystem)
+    throws(Errno) -> CInt
+{
+    var current = try fileSystem.open(".", in: start, flags: O_RDONLY | O_DIRECTORY)
+    for name in components {
+        do {
+            let next = try fileSystem.open(name, in: current, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+            Glibc.close(current)
+            current = next
+        } catch {
+            Glibc.close(current)
+            throw error
+        }
+    }
+    return current
+}

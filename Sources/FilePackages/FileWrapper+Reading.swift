@@ -1,0 +1,133 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import DocumentKitSystem
+import SystemPackage
+import Foundation
+
+extension FileWrapper {
+    /// How a file or package is read.
+    public struct ReadingOptions: OptionSet, Sendable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+
+        /// Read every member's contents now, instead of when first asked for.
+        public static let immediate = ReadingOptions(rawValue: 1 << 0)
+        /// Map large members (64 KiB and more) into memory instead of copying them.
+        ///
+        /// > Important: A mapped file that another program truncates in place makes the process
+        /// > crash (`SIGBUS`) when it touches the missing pages. DocumentKit's own saves never
+        /// > modify files in place; use this only where no other program does either.
+        public static let mapped = ReadingOptions(rawValue: 1 << 1)
+    }
+
+    /// Reads the file or package at `url`.
+    ///
+    /// A package is read through directory descriptors, one level at a time: a symbolic link
+    /// inside it is read as a link and never followed, and a FIFO, socket or device inside it is
+    /// an error (it is never opened for reading). If `url` itself is a symbolic link, the item it
+    /// points to is read. Interrupted saves next to the item are completed first (see
+    /// ``FileWrapper/write(to:options:)``).
+    ///
+    /// - Throws: ``DocumentKitError`` naming the item (or the member) and the cause.
+    public init(contentsOf url: URL, options: ReadingOptions = [], fileSystem: FileSystem = .live) throws(DocumentKitError) {
+        let location = try ItemLocation.resolve(url, operation: .read, using: fileSystem)
+        try LeftoverCleaner.shared.cleanIfNeeded(location, using: fileSystem)
+        let path = location.path
+        let fd: CInt
+        do { fd = try fileSystem.open(location.name, in: location.parent.rawValue, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK) } catch {
+            throw DocumentKitError(error, operation: .read, path: path, step: "opening it")
+        }
+        let descriptor = Descriptor(owning: fd)
+        let status: FileStatus
+        do { status = try fileSystem.status(of: fd, name: path) } catch {
+            throw DocumentKitError(error, operation: .read, path: path, step: "reading its status")
+        }
+        let modified = Date(nanosecondsSince1970: status.modificationTime)
+        switch status.kind {
+        case .directory:
+            let root = TreeRoot(directory: descriptor, path: path, isPackage: true)
+            var reader = TreeReader(root: root, options: options, fileSystem: fileSystem)
+            let children = try reader.readDirectory(fd, at: [])
+            self.init(storage: .directory(children), permissions: status.permissions, modificationDate: modified)
+        case .regular:
+            let data: Data
+            do { data = try readAll(fd, size: Int(status.size), name: path, using: fileSystem) } catch {
+                throw DocumentKitError(error, operation: .read, path: path, step: "reading its contents")
+            }
+            let root = TreeRoot(directory: location.parent, path: location.parentPath, isPackage: false)
+            let origin = FileOrigin(root: root, components: [location.name], identity: status.identity, permissions: status.permissions)
+            self.init(
+                storage: .lazy(LazyFileContents(origin: origin, mapped: false, preloaded: data)),
+                permissions: status.permissions, modificationDate: modified)
+        default:
+            throw DocumentKitError(
+                .unsupportedFileType, operation: .read, path: path,
+                detail: "It is a \(status.kind), not a file or a package.")
+        }
+    }
+
+    /// Whether the item at `url` is still exactly what this wrapper was read from (or saved as):
+    /// for files, the same file with the same size and times; for packages, every member.
+    public func matchesContents(of url: URL) -> Bool {
+        guard let other = try? FileWrapper(contentsOf: url) else { return false }
+        return self == other
+    }
+}
+
+/// Walks a package through directory descriptors.
+struct TreeReader {
+    let root: TreeRoot
+    let options: FileWrapper.ReadingOptions
+    let fileSystem: FileSystem
+
+    func fail(_ errno: Errno, _ member: [String], _ step: String) -> DocumentKitError {
+        let memberPath = member.joined(separator: "/")
+        return DocumentKitError(
+            errno, operation: .read, path: root.path, step: memberPath.isEmpty ? step : "\(step) “\(memberPath)”")
+    }
+
+    mutating func readDirectory(_ fd: CInt, at components: [String]) throws(DocumentKitError) -> [String: FileWrapper] {
+        let names: [String]
+        do { names = try fileSystem.contentsOfDirectory(fd, name: root.path) } catch {
+            throw fail(error, components, "listing the folder")
+        }
+        var children: [String: FileWrapper] = [:]
+        children.reserveCapacity(names.count)
+        for name in names {
+            let member = components + [name]
+            let status: FileStatus
+            do { status = try fileSystem.status(of: name, in: fd) } catch {
+                if error == .noSuchFileOrDirectory { continue }  // removed while we listed
+                throw fail(error, member, "reading the status of")
+            }
+            let modified = Date(nanosecondsSince1970: status.modificationTime)
+            switch status.kind {
+            case .regular:
+                let origin = FileOrigin(root: root, components: member, identity: status.identity, permissions: status.permissions)
+                let lazy = LazyFileContents(origin: origin, mapped: options.contains(.mapped))
+                if options.contains(.immediate) { _ = try lazy.data() }
+                children[name] = FileWrapper(storage: .lazy(lazy), permissions: status.permissions, modificationDate: modified)
+            case .directory:
+                let sub: CInt
+                do { sub = try fileSystem.open(name, in: fd, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW) } catch {
+                    throw fail(error, member, "opening the folder")
+                }
+                defer { Glibc.close(sub) }
+                let grandchildren = try readDirectory(sub, at: member)
+                children[name] = FileWrapper(storage: .directory(grandchildren), permissions: status.permissions, modificationDate: modified)
+            case .symbolicLink:
+                let destination: String
+                do { destination = try fileSystem.readLink(name, in: fd) } catch {
+                    throw fail(error, member, "reading the symbolic link")
+                }
+                children[name] = FileWrapper(storage: .symbolicLink(destination), permissions: nil, modificationDate: modified)
+            default:
+                throw DocumentKitError(
+                    .unsupportedFileType, operation: .read, path: root.path,
+                    detail: "The member “\(member.joined(separator: "/"))” is a \(status.kind); a package may hold only files, folders and symbolic links.")
+            }
+        }
+        return children
+    }
+}

@@ -1,0 +1,183 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import DocumentKitSystem
+import SystemPackage
+import Foundation
+import Logging
+import Synchronization
+
+/// Finds what interrupted saves left in a folder and puts things right.
+///
+/// Every temporary item of a save is named `.<item>.dk-<purpose>-<random>` and is locked
+/// (`flock`) by the process saving, for as long as it works on it. A crash, even `SIGKILL`,
+/// releases the lock. So an unlocked temporary item is litter from a dead save: it is removed.
+/// A rename intent (`.<item>.dk-intent`, written by the fallback swap on file systems without
+/// `RENAME_EXCHANGE`) is completed first, so the item is never left missing.
+package struct InterruptedSaveRecovery {
+    /// What a pass did.
+    package struct Report: Sendable, Equatable {
+        /// Temporary items removed.
+        package var removed: [String] = []
+        /// Items whose interrupted fallback swap was completed (rolled forward or back).
+        package var recovered: [String] = []
+        /// Temporary items left alone because a live process holds them.
+        package var busy: [String] = []
+    }
+
+    package let fileSystem: FileSystem
+    private static let logger = Logger(label: "DocumentKit.recovery")
+
+    package init(fileSystem: FileSystem) { self.fileSystem = fileSystem }
+
+    /// Whether `name` is one of DocumentKit's temporary names.
+    package static func isTemporaryName(_ name: String) -> Bool {
+        guard name.hasPrefix("."), let range = name.range(of: TemporaryName.marker, options: .backwards) else {
+            return false
+        }
+        let rest = name[range.upperBound...]
+        if rest == "intent" { return true }
+        for purpose in ["new-", "old-", "tmp-"] where rest.hasPrefix(purpose) {
+            return rest.count == purpose.count + 12
+        }
+        return false
+    }
+
+    /// Runs one pass over the folder `directory` (an open descriptor; `path` is for messages).
+    package func run(in directory: CInt, path: String) throws(DocumentKitError) -> Report {
+        var report = Report()
+        let names: [String]
+        do { names = try fileSystem.contentsOfDirectory(directory, name: path) } catch {
+            throw DocumentKitError(error, operation: .recover, path: path, step: "listing the folder")
+        }
+        let candidates = names.filter(Self.isTemporaryName)
+        if candidates.isEmpty { return report }
+        var protected: Set<String> = []
+        for intent in candidates where intent.hasSuffix(TemporaryName.marker + "intent") {
+            try completeIntent(
+                intent, in: directory, path: path, candidates: candidates, report: &report, protected: &protected)
+        }
+        for name in candidates where !name.hasSuffix(TemporaryName.marker + "intent") && !protected.contains(name) {
+            removeIfAbandoned(name, in: directory, path: path, report: &report)
+        }
+        if !report.removed.isEmpty || !report.recovered.isEmpty {
+            Self.logger.notice("Cleaned up after interrupted saves in \(path): removed \(report.removed), recovered \(report.recovered)")
+        }
+        return report
+    }
+
+    private func removeIfAbandoned(_ name: String, in directory: CInt, path: String, report: inout Report) {
+        do {
+            let fd = try fileSystem.open(name, in: directory, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+            defer { Glibc.close(fd) }
+            do { try fileSystem.lockExclusivelyWithoutWaiting(fd, name: name) } catch {
+                if error == .wouldBlock { report.busy.append(name); return }
+                throw error
+            }
+            try removeItem(name, in: directory, using: fileSystem)
+            report.removed.append(name)
+        } catch .tooManySymbolicLinkLevels {
+            // A temporary symbolic link (from saving a link): it cannot be locked; remove it.
+            if (try? fileSystem.unlink(name, in: directory)) != nil { report.removed.append(name) }
+        } catch .noSuchFileOrDirectory {
+            // Someone else removed it first.
+        } catch {
+            Self.logger.warning("Could not remove leftover “\(path)/\(name)”: \(error)")
+        }
+    }
+
+    private func completeIntent(
+        _ intent: String, in directory: CInt, path: String, candidates: [String], report: inout Report,
+        protected: inout Set<String>
+    ) throws(DocumentKitError) {
+        let item = String(intent.dropFirst().dropLast((TemporaryName.marker + "intent").count))
+        let itemPath = path + "/" + item
+        func fail(_ errno: Errno, _ step: String) -> DocumentKitError {
+            DocumentKitError(errno, operation: .recover, path: itemPath, step: step)
+        }
+        let fd: CInt
+        do { fd = try fileSystem.open(intent, in: directory, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK) } catch {
+            if error == .noSuchFileOrDirectory { return }
+            throw fail(error, "opening the rename intent “\(intent)”")
+        }
+        defer { Glibc.close(fd) }
+        do { try fileSystem.lockExclusivelyWithoutWaiting(fd, name: intent) } catch {
+            if error == .wouldBlock {
+                report.busy.append(intent)
+                let prefix = TemporaryName.prefix(for: item)
+                protected.formUnion(candidates.filter { $0.hasPrefix(prefix) })
+                return
+            }
+            throw fail(error, "locking the rename intent “\(intent)”")
+        }
+        let record: RenameIntent
+        do {
+            let data = try readAll(fd, size: 256, name: intent, using: fileSystem)
+            guard let parsed = RenameIntent(data: data, item: item) else {
+                throw DocumentKitError(
+                    .corruptData, operation: .recover, path: itemPath,
+                    detail: "The rename intent “\(intent)” is malformed; remove it by hand after checking “\(item)”.")
+            }
+            record = parsed
+        } catch let error as Errno { throw fail(error, "reading the rename intent “\(intent)”") }
+        catch let error as DocumentKitError { throw error }
+        catch { throw fail(.ioError, "reading the rename intent") }
+
+        let exists = { (name: String) -> Bool in (try? self.fileSystem.status(of: name, in: directory)) != nil }
+        do {
+            if !exists(item) {
+                // Interrupted between the two renames: the new tree is complete (it was built and
+                // flushed before the intent was written), so roll forward; else roll back.
+                if exists(record.newName) {
+                    try fileSystem.rename(record.newName, in: directory, to: item, in: directory)
+                } else if exists(record.oldName) {
+                    try fileSystem.rename(record.oldName, in: directory, to: item, in: directory)
+                }
+                try fileSystem.synchronizeDirectory(directory, name: path)
+                report.recovered.append(item)
+            }
+            for leftover in [record.newName, record.oldName] where exists(leftover) {
+                try removeItem(leftover, in: directory, using: fileSystem)
+                report.removed.append(leftover)
+            }
+            try fileSystem.unlink(intent, in: directory)
+            report.removed.append(intent)
+        } catch {
+            throw fail(error, "completing the interrupted save recorded in “\(intent)”")
+        }
+    }
+}
+
+/// The record the fallback swap writes before it renames anything.
+package struct RenameIntent: Equatable {
+    package var newName: String
+    package var oldName: String
+
+    package init(newName: String, oldName: String) {
+        self.newName = newName
+        self.oldName = oldName
+    }
+
+    /// Parses the record; nil if it is malformed or names items that don't belong to `item`.
+    package init?(data: Data, item: String) {
+        let text = String(decoding: data, as: UTF8.self)
+        var fields: [String: String] = [:]
+        let lines = text.split(separator: "\n")
+        guard lines.first.map(String.init) == Self.header else { return nil }
+        for line in lines.dropFirst() {
+            guard let equals = line.firstIndex(of: "=") else { return nil }
+            fields[String(line[..<equals])] = String(line[line.index(after: equals)...])
+        }
+        guard let newName = fields["new"], let oldName = fields["old"] else { return nil }
+        let prefix = TemporaryName.prefix(for: item)
+        guard newName.hasPrefix(prefix), oldName.hasPrefix(prefix), !newName.contains("/"), !oldName.contains("/")
+        else { return nil }
+        self.newName = newName
+        self.oldName = oldName
+    }
+
+    static let header = "DocumentKit rename intent 1"
+
+    /// The bytes written to disk.
+    package var data: Data { Data("\(Self.header)\nnew=\(newName)\nold=\(oldName)\n".utf8) }
+}

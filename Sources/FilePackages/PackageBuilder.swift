@@ -1,0 +1,204 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import DocumentKitSystem
+import SystemPackage
+import Foundation
+import Logging
+
+/// Builds a new tree inside a temporary directory: unchanged members read from a package are
+/// hard-linked, everything else is written (and flushed, for a durable save).
+struct PackageBuilder {
+    let fileSystem: FileSystem
+    let durable: Bool
+    let documentPath: String
+    /// The new tree's root, used as the origin of the members of the returned wrapper.
+    let newRoot: TreeRoot
+    /// Open source directories for hard links, keyed by root and relative path.
+    private var sourceDirectories: [SourceKey: Descriptor] = [:]
+
+    private struct SourceKey: Hashable {
+        let root: ObjectIdentifier
+        let path: ArraySlice<String>
+    }
+
+    init(fileSystem: FileSystem, durable: Bool, documentPath: String, newRoot: TreeRoot) {
+        self.fileSystem = fileSystem
+        self.durable = durable
+        self.documentPath = documentPath
+        self.newRoot = newRoot
+    }
+
+    private func fail(_ errno: Errno, _ step: String) -> DocumentKitError {
+        DocumentKitError(errno, operation: .save, path: documentPath, step: step, originalIsIntact: true)
+    }
+
+    /// Writes `children` into the open directory `directory` (at `components` below the new root)
+    /// and returns them as they now are on disk.
+    mutating func build(_ children: [String: FileWrapper], into directory: CInt, at components: [String])
+        throws(DocumentKitError) -> [String: FileWrapper]
+    {
+        var result: [String: FileWrapper] = [:]
+        result.reserveCapacity(children.count)
+        for (name, child) in children {
+            try Self.validate(name: name, in: documentPath)
+            let memberComponents = components + [name]
+            let memberPath = memberComponents.joined(separator: "/")
+            switch child.storage {
+            case .directory(let grandchildren):
+                result[name] = try buildDirectory(
+                    name, grandchildren, permissions: child.permissions, in: directory, at: memberComponents)
+            case .symbolicLink(let destination):
+                do { try fileSystem.makeSymbolicLink(name, in: directory, pointingTo: destination) } catch {
+                    throw fail(error, "creating the symbolic link “\(memberPath)”")
+                }
+                result[name] = child
+            case .data(let data):
+                result[name] = try write(data, as: name, permissions: child.permissions, in: directory, at: memberComponents)
+            case .lazy(let lazy):
+                if let linked = try link(lazy, as: name, permissions: child.permissions, in: directory, at: memberComponents) {
+                    result[name] = linked
+                } else {
+                    let data: Data
+                    do { data = try lazy.data() } catch {
+                        var error = error
+                        error.operation = .save
+                        error.path = documentPath
+                        error.step = "reading the member “\(memberPath)” from “\(lazy.origin.displayPath)”"
+                        error.originalIsIntact = true
+                        throw error
+                    }
+                    result[name] = try write(data, as: name, permissions: child.permissions ?? lazy.origin.permissions,
+                                             in: directory, at: memberComponents)
+                }
+            }
+        }
+        return result
+    }
+
+    private mutating func buildDirectory(
+        _ name: String, _ children: [String: FileWrapper], permissions: UInt32?, in directory: CInt, at components: [String]
+    ) throws(DocumentKitError) -> FileWrapper {
+        let memberPath = components.joined(separator: "/")
+        let fd: CInt
+        do {
+            try fileSystem.makeDirectory(name, in: directory, mode: mode_t(permissions ?? 0o777))
+            fd = try fileSystem.open(name, in: directory, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+        } catch { throw fail(error, "creating the folder “\(memberPath)”") }
+        defer { Glibc.close(fd) }
+        if let permissions {
+            do { try fileSystem.changeMode(fd, to: permissions, name: memberPath) } catch {
+                throw fail(error, "setting the permissions of “\(memberPath)”")
+            }
+        }
+        let built = try build(children, into: fd, at: components)
+        if durable {
+            do { try fileSystem.synchronizeDirectory(fd, name: memberPath) } catch {
+                throw fail(error, "flushing the folder “\(memberPath)” (fsync)")
+            }
+        }
+        return FileWrapper(storage: .directory(built), permissions: permissions, modificationDate: nil)
+    }
+
+    /// Writes a regular file: create exclusively with its final mode, write, flush, close.
+    private func write(_ data: Data, as name: String, permissions: UInt32?, in directory: CInt, at components: [String])
+        throws(DocumentKitError) -> FileWrapper
+    {
+        let memberPath = components.joined(separator: "/")
+        let fd: CInt
+        do {
+            fd = try fileSystem.open(
+                name, in: directory, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: mode_t(permissions ?? 0o666))
+        } catch { throw fail(error, "creating the member “\(memberPath)”") }
+        let status: FileStatus
+        do {
+            if let permissions { try fileSystem.changeMode(fd, to: permissions, name: memberPath) }
+            try fileSystem.write(fd, data, name: memberPath)
+            if durable { try fileSystem.synchronize(fd, name: memberPath) }
+            status = try fileSystem.status(of: fd, name: memberPath)
+        } catch {
+            Glibc.close(fd)
+            throw fail(error, "writing the member “\(memberPath)”")
+        }
+        do { try fileSystem.close(fd, name: memberPath) } catch { throw fail(error, "closing the member “\(memberPath)”") }
+        let origin = FileOrigin(root: newRoot, components: components, identity: status.identity, permissions: status.permissions)
+        return FileWrapper(
+            storage: .lazy(LazyFileContents(origin: origin, mapped: false, preloaded: data)),
+            permissions: status.permissions, modificationDate: Date(nanosecondsSince1970: status.modificationTime))
+    }
+
+    /// Hard-links an unchanged member of a package; nil when it must be copied instead
+    /// (another file system, too many links, not a package member, other permissions).
+    private mutating func link(
+        _ lazy: LazyFileContents, as name: String, permissions: UInt32?, in directory: CInt, at components: [String]
+    ) throws(DocumentKitError) -> FileWrapper? {
+        let origin = lazy.origin
+        guard origin.root.isPackage else { return nil }
+        if let permissions, permissions != origin.permissions { return nil }
+        let memberPath = components.joined(separator: "/")
+        let source: CInt
+        do { source = try sourceDirectory(for: origin) } catch {
+            if lazy.loaded != nil { return nil }
+            throw changed(origin, memberPath, error)
+        }
+        do {
+            try fileSystem.link(origin.components.last!, in: source, as: name, in: directory)
+        } catch {
+            switch error {
+            case .improperLink, .tooManyLinks, .notPermitted, .notSupported: return nil
+            case .noSuchFileOrDirectory where lazy.loaded != nil: return nil
+            case .noSuchFileOrDirectory: throw changed(origin, memberPath, error)
+            default: throw fail(error, "hard-linking the unchanged member “\(memberPath)”")
+            }
+        }
+        // The name may have been replaced since the read: check the file we linked is that file.
+        let status: FileStatus
+        do { status = try fileSystem.status(of: name, in: directory) } catch {
+            throw fail(error, "checking the linked member “\(memberPath)”")
+        }
+        guard status.kind == .regular, status.identity.isUnchanged(comparedTo: origin.identity.withoutChangeTime) else {
+            do { try fileSystem.unlink(name, in: directory) } catch {
+                throw fail(error, "removing a wrongly linked member “\(memberPath)”")
+            }
+            if lazy.loaded != nil { return nil }
+            throw changed(origin, memberPath, nil)
+        }
+        let newOrigin = FileOrigin(
+            root: newRoot, components: components, identity: status.identity.withoutChangeTime,
+            permissions: status.permissions)
+        return FileWrapper(
+            storage: .lazy(LazyFileContents(origin: newOrigin, mapped: false, preloaded: lazy.loaded)),
+            permissions: status.permissions, modificationDate: Date(nanosecondsSince1970: status.modificationTime))
+    }
+
+    private func changed(_ origin: FileOrigin, _ memberPath: String, _ errno: Errno?) -> DocumentKitError {
+        DocumentKitError(
+            .changedSinceRead, operation: .save, path: documentPath, step: "reusing the unchanged member “\(memberPath)”",
+            errno: errno, originalIsIntact: true,
+            detail: "“\(origin.displayPath)” changed or disappeared after it was read, and its old contents were never loaded.")
+    }
+
+    private mutating func sourceDirectory(for origin: FileOrigin) throws(Errno) -> CInt {
+        let key = SourceKey(root: ObjectIdentifier(origin.root), path: origin.components.dropLast())
+        if let open = sourceDirectories[key] { return open.rawValue }
+        let fd = try origin.openParentDirectory(using: fileSystem)
+        sourceDirectories[key] = Descriptor(owning: fd)
+        return fd
+    }
+
+    /// Member names must be plain names: not empty, not `.` or `..`, no `/` or NUL.
+    static func validate(name: String, in documentPath: String) throws(DocumentKitError) {
+        if name.isEmpty || name == "." || name == ".." || name.contains("/") || name.utf8.contains(0) {
+            throw DocumentKitError(
+                .invalidArgument, operation: .save, path: documentPath, originalIsIntact: true,
+                detail: "“\(name)” is not a valid member name.")
+        }
+    }
+}
+
+extension Date {
+    /// The date `nanoseconds` after 1970-01-01.
+    package init(nanosecondsSince1970 nanoseconds: Int64) {
+        self.init(timeIntervalSince1970: Double(nanoseconds) / 1e9)
+    }
+}

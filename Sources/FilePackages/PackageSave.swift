@@ -1,0 +1,166 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import DocumentKitSystem
+import SystemPackage
+import Foundation
+import Logging
+
+/// One atomic save of a package (see ``FileWrapper/write(to:options:)``).
+struct PackageSave {
+    let location: ItemLocation
+    let current: FileStatus?
+    let options: SaveOptions
+
+    private var fileSystem: FileSystem { options.fileSystem }
+    private var parent: CInt { location.parent.rawValue }
+    private var path: String { location.path }
+
+    func run(_ children: [String: FileWrapper], permissions: UInt32?) throws(DocumentKitError) -> FileWrapper {
+        let durable = options.durability == .durable
+        let temporaryName = TemporaryName.make(for: location.name, purpose: "new")
+        func fail(_ errno: Errno, _ step: String) -> DocumentKitError {
+            DocumentKitError(errno, operation: .save, path: path, step: step, originalIsIntact: true)
+        }
+
+        // Lock the current tree: after the swap it sits at the temporary name until removed,
+        // and the lock tells other processes' recovery that it is not litter.
+        var currentTree: Descriptor?
+        if current?.kind == .directory {
+            if let fd = try? fileSystem.open(location.name, in: parent, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW) {
+                currentTree = Descriptor(owning: fd)
+                try? fileSystem.lockExclusivelyWithoutWaiting(fd, name: path)
+            }
+        }
+        defer { withExtendedLifetime(currentTree) {} }
+
+        // 1. The temporary tree, locked while we build it.
+        let root: CInt
+        do {
+            try fileSystem.makeDirectory(temporaryName, in: parent, mode: mode_t(permissions ?? current?.permissions ?? 0o777))
+            root = try fileSystem.open(temporaryName, in: parent, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+        } catch { throw fail(error, "creating the temporary package “\(temporaryName)”") }
+        let rootDescriptor = Descriptor(owning: root)
+        let newRoot = TreeRoot(directory: rootDescriptor, path: path, isPackage: true)
+        var swapped = false
+        defer {
+            if !swapped { _ = try? removeItem(temporaryName, in: parent, using: fileSystem) }
+        }
+        do { try fileSystem.lockExclusivelyWithoutWaiting(root, name: temporaryName) } catch {
+            throw fail(error, "locking the temporary package")
+        }
+        try Ownership(fileSystem: fileSystem).apply(
+            to: root, current: current?.kind == .directory ? current : nil, requested: permissions, documentPath: path)
+
+        // 2. Members: linked when unchanged, written otherwise; each folder flushed once.
+        var builder = PackageBuilder(fileSystem: fileSystem, durable: durable, documentPath: path, newRoot: newRoot)
+        let built = try builder.build(children, into: root, at: [])
+        if durable {
+            do { try fileSystem.synchronizeDirectory(root, name: temporaryName) } catch {
+                throw fail(error, "flushing the new package (fsync)")
+            }
+        }
+
+        // 3. The swap, then the old tree goes.
+        let replacement = AtomicReplacement(
+            fileSystem: fileSystem, parent: parent, parentPath: location.parentPath, name: location.name,
+            documentPath: path, durable: durable)
+        let outcome = try replacement.swap(temporaryName, itemExists: current != nil, isDirectory: true)
+        swapped = true
+        if case .oldItemAtTemporaryName = outcome {
+            do { try removeItem(temporaryName, in: parent, using: fileSystem) } catch {
+                AtomicReplacement.logger.warning(
+                    "Saved \(path); removing the previous version failed (\(error.readableDescription)); it will be removed at the next open")
+            }
+        }
+        let status = try? fileSystem.status(of: root, name: path)
+        return FileWrapper(
+            storage: .directory(built), permissions: status?.permissions,
+            modificationDate: status.map { Date(nanosecondsSince1970: $0.modificationTime) })
+    }
+}
+
+/// One atomic save of a single file (see ``FileWrapper/write(to:options:)``).
+struct FileSave {
+    let location: ItemLocation
+    let current: FileStatus?
+    let options: SaveOptions
+
+    private var fileSystem: FileSystem { options.fileSystem }
+    private var parent: CInt { location.parent.rawValue }
+    private var path: String { location.path }
+
+    func run(_ wrapper: FileWrapper) throws(DocumentKitError) -> FileWrapper {
+        let durable = options.durability == .durable
+        func fail(_ errno: Errno, _ step: String) -> DocumentKitError {
+            DocumentKitError(errno, operation: .save, path: path, step: step, originalIsIntact: true)
+        }
+        if let current, current.kind == .regular, current.linkCount > 1 {
+            switch options.hardLinks {
+            case .refuse:
+                throw DocumentKitError(
+                    .hardLinked, operation: .save, path: path, originalIsIntact: true,
+                    detail: "It has \(current.linkCount - 1) other hard link(s), and the save was asked to refuse rather than detach them.")
+            case .detach:
+                AtomicReplacement.logger.notice(
+                    "Saving \(path), which has \(current.linkCount - 1) other hard link(s): they keep the previous contents")
+            }
+        }
+        let data: Data
+        do { data = try wrapper.regularFileContents } catch {
+            var error = error
+            error.operation = .save
+            error.path = path
+            error.originalIsIntact = true
+            throw error
+        }
+        let temporaryName = TemporaryName.make(for: location.name, purpose: "tmp")
+        let requested = wrapper.permissions
+        let createMode = mode_t(current?.kind == .regular ? current!.permissions : (requested ?? 0o666))
+        let fd: CInt
+        do {
+            fd = try fileSystem.open(temporaryName, in: parent, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: createMode)
+        } catch { throw fail(error, "creating the temporary file “\(temporaryName)”") }
+        var swapped = false
+        var closed = false
+        defer {
+            if !closed { Glibc.close(fd) }
+            if !swapped { _ = try? fileSystem.unlink(temporaryName, in: parent) }
+        }
+        do { try fileSystem.lockExclusivelyWithoutWaiting(fd, name: temporaryName) } catch {
+            throw fail(error, "locking the temporary file")
+        }
+        try Ownership(fileSystem: fileSystem).apply(
+            to: fd, current: current?.kind == .regular ? current : nil, requested: requested, documentPath: path)
+        do {
+            try fileSystem.write(fd, data, name: temporaryName)
+        } catch { throw fail(error, "writing the new contents") }
+        if durable {
+            do { try fileSystem.synchronize(fd, name: temporaryName) } catch {
+                throw fail(error, "flushing the new contents to disk (fsync)")
+            }
+        }
+        let replacement = AtomicReplacement(
+            fileSystem: fileSystem, parent: parent, parentPath: location.parentPath, name: location.name,
+            documentPath: path, durable: durable)
+        let outcome = try replacement.swap(temporaryName, itemExists: current != nil, isDirectory: false)
+        swapped = true
+        if case .oldItemAtTemporaryName = outcome {
+            do { try removeItem(temporaryName, in: parent, using: fileSystem) } catch {
+                AtomicReplacement.logger.warning(
+                    "Saved \(path); removing the previous version failed (\(error.readableDescription)); it will be removed at the next open")
+            }
+        }
+        let status = try? fileSystem.status(of: fd, name: path)
+        closed = true
+        do { try fileSystem.close(fd, name: temporaryName) } catch {
+            AtomicReplacement.logger.warning("Saved \(path); closing it reported \(error.readableDescription)")
+        }
+        guard let status else { return FileWrapper(regularFileWithContents: data, permissions: requested) }
+        let root = TreeRoot(directory: location.parent, path: location.parentPath, isPackage: false)
+        let origin = FileOrigin(root: root, components: [location.name], identity: status.identity, permissions: status.permissions)
+        return FileWrapper(
+            storage: .lazy(LazyFileContents(origin: origin, mapped: false, preloaded: data)),
+            permissions: status.permissions, modificationDate: Date(nanosecondsSince1970: status.modificationTime))
+    }
+}
