@@ -47,10 +47,17 @@ let package = Package(
         // Top layer: Document. `import DocumentKit` is all an app needs.
         .target(
             name: "DocumentKit",
-            dependencies: ["DocumentKitSystem", "FilePackages", "DocumentArchive"]
+            dependencies: [
+                "DocumentKitSystem", "FilePackages", "DocumentArchive",
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // Helpers for app developers' tests: fault injection, temporary folders.
-        .target(name: "DocumentKitTesting", dependencies: ["DocumentKit"]),
+        .target(
+            name: "DocumentKitTesting",
+            dependencies: ["DocumentKit", .product(name: "SystemPackage", package: "swift-system")]
+        ),
 
         // The example app.
         .executableTarget(
@@ -76,7 +83,7 @@ let package = Package(
 
         .testTarget(
             name: "FilePackagesTests",
-            dependencies: ["FilePackages", "DocumentKitTesting"]
+            dependencies: ["DocumentKit", "FilePackages", "DocumentKitTesting"]
         ),
         .testTarget(
             name: "DocumentKitTests",

@@ -1,1 +1,5 @@
+// `import DocumentKit` is all an app needs: the layers below are re-exported.
+@_exported import DocumentKitSystem
 @_exported import FilePackages
+@_exported import DocumentArchive
+@_exported import SystemPackage

@@ -66,11 +66,13 @@ public struct DocumentKitError: Error, Sendable, CustomStringConvertible {
     public var originalIsIntact: Bool?
     /// Extra explanation.
     public var detail: String?
+    /// The error behind this one, when it came from elsewhere (for example a subclass's decoder).
+    public var underlyingError: (any Error & Sendable)?
 
     /// Makes an error.
     public init(
         _ code: Code, operation: Operation, path: String, step: String? = nil, errno: Errno? = nil,
-        originalIsIntact: Bool? = nil, detail: String? = nil
+        originalIsIntact: Bool? = nil, detail: String? = nil, underlyingError: (any Error & Sendable)? = nil
     ) {
         self.code = code
         self.operation = operation
@@ -79,6 +81,7 @@ public struct DocumentKitError: Error, Sendable, CustomStringConvertible {
         self.errno = errno
         self.originalIsIntact = originalIsIntact
         self.detail = detail
+        self.underlyingError = underlyingError
     }
 
     /// Makes an error from a failed system call, choosing the code from the errno value.
@@ -94,8 +97,12 @@ public struct DocumentKitError: Error, Sendable, CustomStringConvertible {
         var text = "Couldn't \(operation.rawValue) “\(path)”"
         if let step { text += ": \(step)" }
         if let errno { text += " failed: \(errno.readableDescription)" }
-        if let detail { text += (errno == nil && step == nil ? ": " : ". ") + detail }
-        else if errno == nil && step != nil { text += " failed" }
+        if let detail {
+            text += (errno == nil && step == nil ? ": " : ". ") + detail
+        } else if errno == nil && step != nil {
+            text += " failed"
+        }
+        if let underlyingError { text += " (\(underlyingError))" }
         switch originalIsIntact {
         case true?: text += ". The original is unchanged."
         case false?: text += "."
