@@ -65,6 +65,7 @@ let package = Package(
             dependencies: [
                 "DocumentKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Examples/Notes"
         ),

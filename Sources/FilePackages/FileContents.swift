@@ -18,6 +18,15 @@ package final class LazyFileContents: Sendable {
         cache.withLock { $0 = preloaded }
     }
 
+    private let copies = Mutex<FileOrigin?>(nil)
+
+    /// The newest copy of these contents that a save made inside a package: the next save links
+    /// from there (the first copy from a file outside a package is a real copy; later ones are links).
+    package var latestPackageCopy: FileOrigin? { copies.withLock { $0 } }
+
+    /// Records that a save put these contents at `origin`.
+    package func recordCopy(at origin: FileOrigin) { copies.withLock { $0 = origin } }
+
     /// The contents if they were read already.
     package var loaded: Data? { cache.withLock { $0 } }
 

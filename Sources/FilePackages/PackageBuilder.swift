@@ -68,8 +68,11 @@ struct PackageBuilder {
                         error.originalIsIntact = true
                         throw error
                     }
-                    result[name] = try write(data, as: name, permissions: child.permissions ?? lazy.origin.permissions,
-                                             in: directory, at: memberComponents)
+                    let written = try write(
+                        data, as: name, permissions: child.permissions ?? lazy.origin.permissions, in: directory,
+                        at: memberComponents)
+                    if let origin = written.origin { lazy.recordCopy(at: origin) }
+                    result[name] = written
                 }
             }
         }
@@ -129,10 +132,22 @@ struct PackageBuilder {
 
     /// Hard-links an unchanged member of a package; nil when it must be copied instead
     /// (another file system, too many links, not a package member, other permissions).
+    /// Links from the newest copy a save made of these contents, else from where they were read.
     private mutating func link(
         _ lazy: LazyFileContents, as name: String, permissions: UInt32?, in directory: CInt, at components: [String]
     ) throws(DocumentKitError) -> FileWrapper? {
-        let origin = lazy.origin
+        if let copy = lazy.latestPackageCopy, copy.root !== lazy.origin.root,
+            let linked = try? link(lazy, from: copy, as: name, permissions: permissions, in: directory, at: components)
+        {
+            return linked
+        }
+        return try link(lazy, from: lazy.origin, as: name, permissions: permissions, in: directory, at: components)
+    }
+
+    private mutating func link(
+        _ lazy: LazyFileContents, from origin: FileOrigin, as name: String, permissions: UInt32?, in directory: CInt,
+        at components: [String]
+    ) throws(DocumentKitError) -> FileWrapper? {
         guard origin.root.isPackage else { return nil }
         if let permissions, permissions != origin.permissions { return nil }
         let memberPath = components.joined(separator: "/")
@@ -166,6 +181,7 @@ struct PackageBuilder {
         let newOrigin = FileOrigin(
             root: newRoot, components: components, identity: status.identity.withoutChangeTime,
             permissions: status.permissions)
+        lazy.recordCopy(at: newOrigin)
         return FileWrapper(
             storage: .lazy(LazyFileContents(origin: newOrigin, mapped: false, preloaded: lazy.loaded)),
             permissions: status.permissions, modificationDate: Date(nanosecondsSince1970: status.modificationTime))

@@ -1,0 +1,47 @@
+import ArgumentParser
+import DocumentKit
+import Foundation
+
+struct Remove: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "rm", abstract: "Delete a note.")
+    @OptionGroup var options: LibraryOptions
+    @Argument(help: "The note's title.") var title: String
+
+    func run() async throws {
+        try await runReportingErrors {
+            let entry = try await options.notesLibrary.find(title)
+            try await entry.document.close(discardingChanges: true)
+            do throws(DocumentKitError) { try FileItem.remove(at: entry.url) } catch { throw NotesError(error, note: title) }
+            print("Removed “\(entry.note.title)”")
+        }
+    }
+}
+
+struct Move: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "mv", abstract: "Rename a note.")
+    @OptionGroup var options: LibraryOptions
+    @Argument(help: "The note's title.") var title: String
+    @Argument(help: "The new title.") var newTitle: String
+
+    func run() async throws {
+        try await runReportingErrors {
+            let trimmed = newTitle.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !trimmed.isEmpty else { throw NotesError(.usage, "a note needs a title") }
+            let library = options.notesLibrary
+            let entry = try await library.find(title)
+            let others = try await library.entries()
+            if others.contains(where: { $0.note.title == trimmed && $0.url != entry.url }) {
+                throw NotesError(.cantCreate, "“\(trimmed)”: a note with this title exists already")
+            }
+            // The title lives in the manifest: save it first, then give the package its new name.
+            entry.document.update { $0.title = trimmed }
+            do throws(DocumentKitError) { try await entry.document.close() } catch { throw NotesError(error, note: title) }
+            let newSlug = NotesLibrary.slug(for: trimmed)
+            if entry.url.deletingPathExtension().lastPathComponent != newSlug {
+                let destination = library.newPackageURL(for: trimmed)
+                do throws(DocumentKitError) { try FileItem.move(from: entry.url, to: destination) } catch { throw NotesError(error, note: title) }
+            }
+            print("Renamed “\(title)” to “\(trimmed)”")
+        }
+    }
+}

@@ -1,0 +1,129 @@
+import ArgumentParser
+import DocumentKit
+import Foundation
+
+struct Tour: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "A guided walk through what DocumentKit does, on a temporary library.")
+    @Option(name: .long, help: "Run the tour in this folder instead of a temporary one (it must not exist yet).")
+    var library: String?
+    @Flag(help: "Keep the tour's library afterwards.") var keep = false
+
+    func run() async throws {
+        try await runReportingErrors {
+            let root: URL
+            if let library {
+                root = URL(fileURLWithPath: library)
+                guard !FileManager.default.fileExists(atPath: root.path) else {
+                    throw NotesError(.cantCreate, "\(root.path) exists; the tour needs a new folder")
+                }
+            } else {
+                root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("notes-tour-\(UUID().uuidString.prefix(8))")
+            }
+            let tour = TourGuide(library: NotesLibrary(url: root))
+            defer { if !keep { try? FileManager.default.removeItem(at: root) } }
+            try await tour.run()
+            print(keep ? "\nThe library stays at \(root.path)." : "\nThe tour's library is removed. Run `notes tour --keep` to look around in it.")
+        }
+    }
+}
+
+/// The steps of the tour.
+struct TourGuide {
+    let library: NotesLibrary
+
+    func heading(_ number: Int, _ title: String) { print("\n\(number). \(title)\n" + String(repeating: "-", count: title.count + 3)) }
+    func say(_ text: String) { print("   " + text.replacingOccurrences(of: "\n", with: "\n   ")) }
+
+    func run() async throws {
+        print("DocumentKit tour — a notes library at \(library.url.path)")
+        try library.create()
+
+        heading(1, "Notes are packages, saved atomically")
+        for (title, body) in [("Trip to Lisbon", "Pack light.\n"), ("Groceries", "Eggs\nBread\n"), ("Ideas", "")] {
+            let document = NoteDocument(fileURL: library.newPackageURL(for: title), content: Note(title: title, body: body))
+            try await document.save()
+        }
+        let trip = library.url.appendingPathComponent("trip-to-lisbon.note")
+        say("Created 3 notes. Each is a folder holding Info.json (the manifest) and body.md:")
+        for name in try listing(library.url) { say("  \(name)") }
+        say("A save builds the new package beside the old one (.<name>.dk-new-…), flushes it, and swaps")
+        say("it in with one renameat2(RENAME_EXCHANGE): a crash at any instant leaves the old note or the new, whole.")
+
+        heading(2, "Unchanged members are hard-linked, not copied")
+        let photo = library.url.appendingPathComponent("photo.jpg")
+        try Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }).write(to: photo)
+        let document = try await NoteDocument.open(at: trip)
+        document.update { $0.attachments["photo.jpg"] = try? FileWrapper(contentsOf: photo) }
+        try await document.save()
+        try FileManager.default.removeItem(at: photo)
+        let before = try FileWrapper(contentsOf: trip)
+        document.update { $0.appendLine("Book the tram to Belém.") }
+        try await document.save()
+        let after = try FileWrapper(contentsOf: trip)
+        for member in ["attachments/photo.jpg", "Info.json", "body.md"] {
+            let old = before.fileWrapper(atPath: member)?.fileIdentity?.inode ?? 0
+            let new = after.fileWrapper(atPath: member)?.fileIdentity?.inode ?? 0
+            say("\(member.padding(toLength: 22, withPad: " ", startingAt: 0)) inode \(old) → \(new)  \(old == new ? "(same file: linked)" : "(rewritten)")")
+        }
+        say("Editing the body rewrote body.md only; the 1 MiB photo was linked into the new package.")
+
+        heading(3, "A crash leaves litter, never a broken note")
+        let litter = library.url.appendingPathComponent(".trip-to-lisbon.note.dk-new-\(TemporaryName.randomSuffix())")
+        try FileManager.default.createDirectory(at: litter, withIntermediateDirectories: false)
+        try Data("half a save".utf8).write(to: litter.appendingPathComponent("body.md"))
+        say("Pretend a save was killed (SIGKILL) half-way; the folder now holds:")
+        for name in try listing(library.url) where name.hasPrefix(".") { say("  \(name)") }
+        let reopened = try await NoteDocument.open(at: trip)
+        say("Opening the note finds the temporary tree unlocked (its owner is dead) and removes it:")
+        say("  leftovers now: \(try listing(library.url).filter { $0.hasPrefix(".") }.count)")
+        say("  the note still reads: \(reopened.content.body.split(separator: "\n").last ?? "")")
+
+        heading(4, "On file systems without RENAME_EXCHANGE, an intent record keeps the name safe")
+        say("NFS and some FUSE file systems refuse the atomic exchange. DocumentKit then writes an intent")
+        say("record, renames the old package aside and the new one in; a crash between the two renames is")
+        say("completed at the next open. Simulating that crash now:")
+        let simulated = try await simulateInterruptedFallbackSwap()
+        say("  before the open: \(simulated.before)")
+        say("  after the open:  \(simulated.after)")
+
+        heading(5, "Bad data gets a clear error, and nothing is lost")
+        let broken = library.url.appendingPathComponent("groceries.note/Info.json")
+        let original = try Data(contentsOf: broken)
+        try Data("{ not json".utf8).write(to: broken)
+        do {
+            _ = try await NoteDocument.open(at: library.url.appendingPathComponent("groceries.note"))
+        } catch {
+            say("notes: \(error)")
+        }
+        try original.write(to: broken)
+        say("(The tour put the manifest back.) A save that fails — disk full, I/O error — leaves the note on")
+        say("disk as it was and the edits in memory, and says which step failed on which file.")
+
+        heading(6, "What is linked in")
+        say("Archives: \(LibArchive.version) (export and import arrive in a later release).")
+        say("Try: notes --help, notes new \"Title\" --body -, notes list --json, notes show \"Title\" --json.")
+    }
+
+    /// Leaves the state a crash between the fallback swap's two renames leaves, then opens the note.
+    private func simulateInterruptedFallbackSwap() async throws -> (before: String, after: String) {
+        let ideas = library.url.appendingPathComponent("ideas.note")
+        let tree = try FileWrapper(contentsOf: ideas)
+        var updated = tree
+        updated["body.md"] = FileWrapper(regularFileWithContents: Data("Written by the interrupted save.\n".utf8))
+        let newName = TemporaryName.make(for: "ideas.note", purpose: "new")
+        let oldName = TemporaryName.make(for: "ideas.note", purpose: "old")
+        try updated.write(to: library.url.appendingPathComponent(newName), options: SaveOptions(durability: .consistent))
+        try FileManager.default.moveItem(at: ideas, to: library.url.appendingPathComponent(oldName))
+        let intent = "DocumentKit rename intent 1\nnew=\(newName)\nold=\(oldName)\n"
+        try Data(intent.utf8).write(to: library.url.appendingPathComponent(".ideas.note.dk-intent"))
+        let before = try listing(library.url).filter { $0.contains("ideas") }.joined(separator: "  ")
+        let document = try await NoteDocument.open(at: ideas)
+        let after = try listing(library.url).filter { $0.contains("ideas") }.joined(separator: "  ")
+        return (before, after + " — body: \(document.content.body.trimmingCharacters(in: .newlines))")
+    }
+
+    private func listing(_ url: URL) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: url.path).sorted()
+    }
+}

@@ -1,0 +1,64 @@
+import ArgumentParser
+import DocumentKit
+import Foundation
+import Logging
+
+/// `notes`: a notes library on DocumentKit.
+@main
+struct Notes: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "notes",
+        abstract: "A notes library, each note a package saved atomically by DocumentKit.",
+        discussion: """
+            The library is --library DIR, else $NOTES_LIBRARY, else ~/Notes.
+            Exit status: 0 success, 64 usage, 65 bad data (a damaged note), 66 no such note or library,
+            73 can't create (a note with that title exists), 74 I/O error, 75 busy (try again).
+            """,
+        version: NoteFormat.appVersion,
+        subcommands: [
+            Init.self, New.self, List.self, Show.self, Edit.self, Attach.self, Remove.self, Move.self, Tour.self,
+        ]
+    )
+
+    /// Logs warnings and errors on stderr (set NOTES_LOG_LEVEL=debug, info or notice for more), then runs.
+    static func main() async {
+        let level = ProcessInfo.processInfo.environment["NOTES_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        await Self.main(nil)
+    }
+}
+
+/// The `--library` option every subcommand accepts.
+struct LibraryOptions: ParsableArguments {
+    @Option(name: .long, help: "The library folder (default: $NOTES_LIBRARY, else ~/Notes).")
+    var library: String?
+
+    var libraryURL: URL {
+        if let library { return URL(fileURLWithPath: library) }
+        if let environment = ProcessInfo.processInfo.environment["NOTES_LIBRARY"], !environment.isEmpty {
+            return URL(fileURLWithPath: environment)
+        }
+        return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent("Notes")
+    }
+
+    var notesLibrary: NotesLibrary { NotesLibrary(url: libraryURL) }
+}
+
+/// Text given on the command line, or `-` for standard input.
+func text(from argument: String) -> String {
+    guard argument == "-" else { return argument }
+    let data = FileHandle.standardInput.readDataToEndOfFile()
+    return String(decoding: data, as: UTF8.self)
+}
+
+/// Prints a value as JSON (sorted keys, pretty).
+func printJSON(_ value: some Encodable) throws {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    encoder.dateEncodingStrategy = .iso8601
+    print(String(decoding: try encoder.encode(value), as: UTF8.self))
+}
