@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+
+/// Runs the built `notes` executable, as a user would.
+struct NotesRunner {
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    let library: URL
+
+    /// The `notes` binary built beside this test bundle.
+    static let executable: URL = {
+        let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        var directory = me.deletingLastPathComponent()
+        // On Linux the test bundle is an executable in the build folder (…/debug/X.xctest).
+        for _ in 0..<3 {
+            let candidate = directory.appendingPathComponent("notes")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory.deleteLastPathComponent()
+        }
+        fatalError("notes executable not found near \(me.path); build with `swift build --build-tests`")
+    }()
+
+    /// Runs `notes ARGS --library LIBRARY` (unless `useLibraryFlag` is false), with `input` on stdin.
+    @discardableResult
+    func run(_ arguments: [String], input: String? = nil, useLibraryFlag: Bool = true, environment: [String: String] = [:])
+        throws -> Result
+    {
+        let process = Process()
+        process.executableURL = Self.executable
+        process.arguments = arguments + (useLibraryFlag ? ["--library", library.path] : [])
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "NOTES_LIBRARY")
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        let out = Pipe()
+        let err = Pipe()
+        let inp = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = inp
+        try process.run()
+        if let input { inp.fileHandleForWriting.write(Data(input.utf8)) }
+        try inp.fileHandleForWriting.close()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    /// Runs and expects success; returns stdout.
+    @discardableResult
+    func ok(_ arguments: [String], input: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let result = try run(arguments, input: input)
+        #expect(result.status == 0, "notes \(arguments.joined(separator: " ")) failed: \(result.stderr)", sourceLocation: sourceLocation)
+        return result.stdout
+    }
+
+    /// Decodes stdout as JSON.
+    func json(_ arguments: [String]) throws -> Any {
+        try JSONSerialization.jsonObject(with: Data(try ok(arguments).utf8))
+    }
+}
