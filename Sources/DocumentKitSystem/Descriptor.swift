@@ -9,12 +9,12 @@ import Musl
 /// Used for descriptors that are only read from (directories, files read lazily), whose
 /// `close` cannot report anything useful. Files that are written are closed explicitly
 /// through ``FileSystem`` so that a deferred write error is seen.
-public final class Descriptor: Sendable {
+package final class Descriptor: Sendable {
     /// The raw descriptor. Valid for the lifetime of this object.
-    public let rawValue: CInt
+    package let rawValue: CInt
 
     /// Takes ownership of `rawValue`.
-    public init(owning rawValue: CInt) { self.rawValue = rawValue }
+    package init(owning rawValue: CInt) { self.rawValue = rawValue }
 
     deinit { Glibc.close(rawValue) }
 }

@@ -71,14 +71,21 @@ public struct FileStatus: Sendable, Hashable {
         case regular, directory, symbolicLink, fifo, characterDevice, blockDevice, socket, unknown
     }
 
+    /// The kind of file.
     public var kind: Kind
+    /// The device the file lives on.
     public var device: UInt64
+    /// The inode number on that device.
     public var inode: UInt64
+    /// The size in bytes.
     public var size: Int64
     /// Permission bits, including set-user-ID, set-group-ID and sticky (`mode & 0o7777`).
     public var permissions: UInt32
+    /// The number of hard links (names) the file has.
     public var linkCount: UInt64
+    /// The owner's user ID.
     public var userID: UInt32
+    /// The group ID.
     public var groupID: UInt32
     /// Nanoseconds since 1970.
     public var modificationTime: Int64

@@ -8,8 +8,44 @@ import SystemPackage
 
 /// The system calls DocumentKit makes on files, named for fault injection.
 public enum SystemCall: String, Sendable, CaseIterable, CustomStringConvertible {
-    case open, makeDirectory, link, symbolicLink, readLink, rename, exchange, unlink, removeDirectory
-    case synchronize, synchronizeDirectory, changeMode, changeOwner, status, write, read, close, lock, listDirectory
+    /// `openat(2)`.
+    case open
+    /// `mkdirat(2)`.
+    case makeDirectory
+    /// `linkat(2)`.
+    case link
+    /// `symlinkat(2)`.
+    case symbolicLink
+    /// `readlinkat(2)`.
+    case readLink
+    /// `renameat(2)`, or `renameat2(2)` with `RENAME_NOREPLACE`.
+    case rename
+    /// `renameat2(2)` with `RENAME_EXCHANGE`.
+    case exchange
+    /// `unlinkat(2)` of a file.
+    case unlink
+    /// `unlinkat(2)` of a directory.
+    case removeDirectory
+    /// `fsync(2)` of a file.
+    case synchronize
+    /// `fsync(2)` of a directory.
+    case synchronizeDirectory
+    /// `fchmod(2)`.
+    case changeMode
+    /// `fchown(2)`.
+    case changeOwner
+    /// `fstat(2)` or `fstatat(2)`.
+    case status
+    /// `write(2)`.
+    case write
+    /// `pread(2)`.
+    case read
+    /// `close(2)`.
+    case close
+    /// `flock(2)`.
+    case lock
+    /// Listing a directory (`fdopendir`, `readdir`).
+    case listDirectory
 
     public var description: String { rawValue }
 }
