@@ -9,8 +9,12 @@ have_pkgconfig() { command -v pkg-config >/dev/null 2>&1 && pkg-config --exists 
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 have_pkgconfig libarchive || missing+=(libarchive-dev)
 have_pkgconfig zlib || missing+=(zlib1g-dev)
+# Packages only the tests need go here (for example syncthing, once a test uses it).
+test_packages=()
 if [ "$purpose" = test ]; then
-    command -v syncthing >/dev/null 2>&1 || true   # needed from the sync-engine issues on; not yet by any test
+    for package in "${test_packages[@]}"; do
+        dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+    done
 fi
 
 if ! command -v swift >/dev/null 2>&1; then
