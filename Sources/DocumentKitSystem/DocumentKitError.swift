@@ -103,11 +103,9 @@ public struct DocumentKitError: Error, Sendable, CustomStringConvertible {
             text += " failed"
         }
         if let underlyingError { text += " (\(underlyingError))" }
-        switch originalIsIntact {
-        case true?: text += ". The original is unchanged."
-        case false?: text += "."
-        case nil: text += "."
-        }
+        // A detail that is a sentence already ends with its own full stop.
+        if !text.hasSuffix(".") { text += "." }
+        if originalIsIntact == true { text += " The original is unchanged." }
         return text
     }
 }

@@ -34,7 +34,8 @@ struct AtomicReplacement {
         DocumentKitError(errno, operation: .save, path: documentPath, step: step, originalIsIntact: intact)
     }
 
-    /// Swaps `temporaryName` in. `isDirectory` selects the fallback when exchange is unsupported.
+    /// Swaps `temporaryName` in. `isDirectory` (the new or the old item is a directory) selects
+    /// the fallback when exchange is unsupported.
     func swap(_ temporaryName: String, itemExists: Bool, isDirectory: Bool) throws(DocumentKitError) -> Outcome {
         var exists = itemExists
         if !exists {
@@ -74,16 +75,39 @@ struct AtomicReplacement {
                 try swapDirectoryWithIntent(temporaryName)
                 return .oldItemAtTemporaryName
             }
-            do { try fileSystem.rename(temporaryName, in: parent, to: name, in: parent) } catch {
-                throw fail(error, "renaming the new file over the old one")
-            }
-            try flushParent(undo: nil)
+            try renameFileOver(temporaryName)
             return .nothing
         }
         try flushParent(undo: { () throws(Errno) in
             try fileSystem.exchange(temporaryName, in: parent, with: name, in: parent)
         })
         return .oldItemAtTemporaryName
+    }
+
+    /// The fallback for a file: rename it over the old one (atomic). For a durable save the old
+    /// file is first kept under a second name (a hard link), so that a failed flush can put it back.
+    private func renameFileOver(_ temporaryName: String) throws(DocumentKitError) {
+        let backup = TemporaryName.make(for: name, purpose: "old")
+        var hasBackup = false
+        if durable {
+            do {
+                try fileSystem.link(name, in: parent, as: backup, in: parent)
+                hasBackup = true
+            } catch {
+                // Where hard links are impossible, the save goes on without an undo.
+                guard error == .notPermitted || error == .notSupported || error == .tooManyLinks else {
+                    throw fail(error, "keeping the old file under a temporary name")
+                }
+            }
+        }
+        defer { if hasBackup { _ = try? fileSystem.unlink(backup, in: parent) } }
+        do { try fileSystem.rename(temporaryName, in: parent, to: name, in: parent) } catch {
+            throw fail(error, "renaming the new file over the old one")
+        }
+        let undo: () throws(Errno) -> Void = { () throws(Errno) in
+            try fileSystem.rename(backup, in: parent, to: name, in: parent)
+        }
+        try flushParent(undo: hasBackup ? undo : nil)
     }
 
     /// Flushes the parent directory if the save is durable. On failure, runs `undo` (which puts

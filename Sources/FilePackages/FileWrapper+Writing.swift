@@ -31,7 +31,8 @@ extension FileWrapper {
         let fileSystem = options.fileSystem
         let location = try ItemLocation.resolve(url, operation: .save, using: fileSystem)
         let path = location.path
-        _ = try InterruptedSaveRecovery(fileSystem: fileSystem).run(in: location.parent.rawValue, path: location.parentPath)
+        _ = try InterruptedSaveRecovery(fileSystem: fileSystem).run(
+            in: location.parent.rawValue, path: location.parentPath, itemPath: path)
         let current: FileStatus?
         do { current = try fileSystem.status(of: location.name, in: location.parent.rawValue) } catch {
             guard error == .noSuchFileOrDirectory else {

@@ -44,11 +44,14 @@ package struct InterruptedSaveRecovery {
     }
 
     /// Runs one pass over the folder `directory` (an open descriptor; `path` is for messages).
-    package func run(in directory: CInt, path: String) throws(DocumentKitError) -> Report {
+    /// `itemPath`, the item about to be read or saved, is what a failure to list the folder names.
+    package func run(in directory: CInt, path: String, itemPath: String? = nil) throws(DocumentKitError) -> Report {
         var report = Report()
         let names: [String]
         do { names = try fileSystem.contentsOfDirectory(directory, name: path) } catch {
-            throw DocumentKitError(error, operation: .recover, path: path, step: "listing the folder")
+            throw DocumentKitError(
+                error, operation: .recover, path: itemPath ?? path,
+                step: itemPath == nil ? "listing the folder" : "listing its folder “\(path)” for interrupted saves")
         }
         let candidates = names.filter(Self.isTemporaryName)
         if candidates.isEmpty { return report }

@@ -25,7 +25,8 @@ package final class LeftoverCleaner: Sendable {
         guard let before = try? fileSystem.status(of: parent, name: location.parentPath) else { return }
         let key = FolderKey(device: before.device, inode: before.inode)
         if clean.withLock({ $0[key] }) == before.modificationTime { return }
-        let report = try InterruptedSaveRecovery(fileSystem: fileSystem).run(in: parent, path: location.parentPath)
+        let report = try InterruptedSaveRecovery(fileSystem: fileSystem).run(
+            in: parent, path: location.parentPath, itemPath: location.path)
         guard report.busy.isEmpty, let after = try? fileSystem.status(of: parent, name: location.parentPath) else { return }
         clean.withLock { $0[key] = after.modificationTime }
     }

@@ -34,18 +34,23 @@ struct PackageSave {
         }
         defer { withExtendedLifetime(currentTree) {} }
 
-        // 1. The temporary tree, locked while we build it.
-        let root: CInt
+        // 1. The temporary tree, locked while we build it. A file being replaced by a package
+        // lends it no mode (a directory needs its search bits).
+        let currentPermissions = current?.kind == .directory ? current?.permissions : nil
         do {
-            try fileSystem.makeDirectory(temporaryName, in: parent, mode: mode_t(permissions ?? current?.permissions ?? 0o777))
-            root = try fileSystem.open(temporaryName, in: parent, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+            try fileSystem.makeDirectory(temporaryName, in: parent, mode: mode_t(permissions ?? currentPermissions ?? 0o777))
         } catch { throw fail(error, "creating the temporary package “\(temporaryName)”") }
-        let rootDescriptor = Descriptor(owning: root)
-        let newRoot = TreeRoot(directory: rootDescriptor, path: path, isPackage: true)
+        // Removed on failure, unless a failed swap left it for recovery to complete.
         var swapped = false
         defer {
             if !swapped { _ = try? removeItem(temporaryName, in: parent, using: fileSystem) }
         }
+        let root: CInt
+        do { root = try fileSystem.open(temporaryName, in: parent, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW) } catch {
+            throw fail(error, "opening the temporary package “\(temporaryName)”")
+        }
+        let rootDescriptor = Descriptor(owning: root)
+        let newRoot = TreeRoot(directory: rootDescriptor, path: path, isPackage: true)
         do { try fileSystem.lockExclusivelyWithoutWaiting(root, name: temporaryName) } catch {
             throw fail(error, "locking the temporary package")
         }
@@ -65,7 +70,12 @@ struct PackageSave {
         let replacement = AtomicReplacement(
             fileSystem: fileSystem, parent: parent, parentPath: location.parentPath, name: location.name,
             documentPath: path, durable: durable)
-        let outcome = try replacement.swap(temporaryName, itemExists: current != nil, isDirectory: true)
+        let outcome: AtomicReplacement.Outcome
+        do { outcome = try replacement.swap(temporaryName, itemExists: current != nil, isDirectory: true) } catch {
+            // Not undone: the temporary tree may be what the rename intent rolls forward to.
+            if error.originalIsIntact == false { swapped = true }
+            throw error
+        }
         swapped = true
         if case .oldItemAtTemporaryName = outcome {
             do { try removeItem(temporaryName, in: parent, using: fileSystem) } catch {
@@ -143,7 +153,15 @@ struct FileSave {
         let replacement = AtomicReplacement(
             fileSystem: fileSystem, parent: parent, parentPath: location.parentPath, name: location.name,
             documentPath: path, durable: durable)
-        let outcome = try replacement.swap(temporaryName, itemExists: current != nil, isDirectory: false)
+        // A package replaced by a file needs the journaled swap where exchange is missing:
+        // a file can't be renamed over a directory.
+        let outcome: AtomicReplacement.Outcome
+        do {
+            outcome = try replacement.swap(temporaryName, itemExists: current != nil, isDirectory: current?.kind == .directory)
+        } catch {
+            if error.originalIsIntact == false { swapped = true }
+            throw error
+        }
         swapped = true
         if case .oldItemAtTemporaryName = outcome {
             do { try removeItem(temporaryName, in: parent, using: fileSystem) } catch {
