@@ -1,1 +1,160 @@
-print("todo")
+// dk-crash-child: saves a package in an endless loop until it is killed.
+//
+//     dk-crash-child PACKAGE (exchange|fallback) START
+//
+// Saves states START, START+1, ... of a small package document through `Document`, with durable
+// saves. Before each save it writes "saving K\n" to standard output, after it "saved K\n",
+// unbuffered. `fallback` saves through a file system that refuses `RENAME_EXCHANGE` (as NFS
+// does), so every save takes the journaled two-rename swap.
+//
+// The crash test (Tests/DocumentKitTests/CrashTests.swift) kills this process with SIGKILL at
+// random moments and checks what is left. Its `CrashModel` must describe the same states as the
+// one below.
+
+#if canImport(Glibc)
+import Glibc
+#endif
+import DocumentKit
+import Foundation
+
+/// What state `k` of the package holds: relative path to contents, for every regular file.
+enum CrashModel {
+    static func files(forState k: Int) -> [String: Data] {
+        var files: [String: Data] = [:]
+        files["state.txt"] = Data("\(k)".utf8)
+        // Changed every 5th state only, so most saves hard-link them.
+        let group = k / 5
+        for i in 0..<20 {
+            let name = "fixed/f" + (i < 10 ? "0\(i)" : "\(i)")
+            files[name] = pattern("fixed \(i) group \(group)", size: 512 + i * 97 + group % 7)
+        }
+        // Changed by every save, of different sizes, several of them 64 KiB and more.
+        let sizes = [
+            17 + k % 13,
+            4_096 + (k * 37) % 1_000,
+            65_536 + (k * 131) % 9_000,
+            70_000 + (k * 977) % 60_000,
+            (k * 7_919) % 150_000,
+        ]
+        for (i, size) in sizes.enumerated() {
+            files["changing/c\(i).bin"] = pattern("changing \(i) state \(k)", size: size)
+        }
+        files["nested/a/b/leaf.txt"] = Data("leaf of state \(k)\n".utf8)
+        files["nested/a/info.txt"] = pattern("info \(k / 3)", size: 300 + k % 3)
+        return files
+    }
+
+    /// `size` bytes: `seed` and a newline, repeated, then cut to `size`.
+    static func pattern(_ seed: String, size: Int) -> Data {
+        let line = Array((seed + "\n").utf8)
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(size + line.count)
+        while bytes.count < size { bytes.append(contentsOf: line) }
+        return Data(bytes[0..<size])
+    }
+}
+
+struct CrashState: Sendable {
+    var k: Int
+}
+
+/// The package document: `state.txt` names the state; every other member follows from it.
+final class CrashDocument: Document<CrashState>, @unchecked Sendable {
+    override func read(from fileWrapper: FileWrapper) throws -> CrashState {
+        let text = String(decoding: try fileWrapper["state.txt"]?.regularFileContents ?? Data(), as: UTF8.self)
+        guard let k = Int(text) else { throw CocoaError(.fileReadCorruptFile) }
+        return CrashState(k: k)
+    }
+
+    override func fileWrapper(for content: CrashState, replacing previous: FileWrapper?) throws -> FileWrapper {
+        let k = content.k
+        let files = CrashModel.files(forState: k)
+        var tree = previous ?? FileWrapper(directoryWithFileWrappers: [:])
+        // The previous tree's state tells which members are unchanged; those are kept as they
+        // were read or saved, so that the save hard-links them.
+        let previousState = (try? previous?["state.txt"]?.regularFileContents).flatMap { Int(String(decoding: $0, as: UTF8.self)) }
+        let previousFiles = previousState.map(CrashModel.files(forState:)) ?? [:]
+        for (path, data) in files where previousFiles[path] != data {
+            tree.setFile(atPath: path, data)
+        }
+        return tree
+    }
+}
+
+extension FileWrapper {
+    /// Sets the regular file at a relative path, creating the folders on the way.
+    mutating func setFile(atPath path: String, _ data: Data) {
+        var components = path.split(separator: "/").map(String.init)
+        let name = components.removeLast()
+        setFile(components[...], name, data)
+    }
+
+    private mutating func setFile(_ folders: ArraySlice<String>, _ name: String, _ data: Data) {
+        guard let first = folders.first else {
+            self[name] = FileWrapper(regularFileWithContents: data)
+            return
+        }
+        var folder = self[first] ?? FileWrapper(directoryWithFileWrappers: [:])
+        if !folder.isDirectory { folder = FileWrapper(directoryWithFileWrappers: [:]) }
+        folder.setFile(folders.dropFirst(), name, data)
+        self[first] = folder
+    }
+}
+
+/// Writes `text` to standard output at once (no buffering: the process may die any moment).
+func say(_ text: String) {
+    var bytes = Array(text.utf8)[...]
+    while !bytes.isEmpty {
+        let written = bytes.withUnsafeBytes { Glibc.write(1, $0.baseAddress, $0.count) }
+        if written < 0 {
+            if errno == EINTR { continue }
+            exit(71)
+        }
+        bytes = bytes.dropFirst(written)
+    }
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("dk-crash-child: \(message)\n".utf8))
+    exit(1)
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count == 4, ["exchange", "fallback"].contains(arguments[2]), let start = Int(arguments[3]) else {
+    fail("usage: dk-crash-child PACKAGE (exchange|fallback) START")
+}
+let url = URL(fileURLWithPath: arguments[1])
+// The fallback runs on a file system that refuses RENAME_EXCHANGE, as FaultInjector(refusingExchange:)
+// builds, and that is slow to rename, as NFS is: each rename waits 4 ms first, so that kills also
+// land between the two renames of the swap (the package's name briefly missing), not only around them.
+let options: SaveOptions
+if arguments[2] == "fallback" {
+    let slowRenames = FileSystem(
+        interceptor: { call, _ in
+            if call == .rename { usleep(4_000) }
+            return nil
+        }, refusesExchange: true)
+    options = SaveOptions(durability: .durable, fileSystem: slowRenames)
+} else {
+    options = SaveOptions(durability: .durable, fileSystem: .live)
+}
+
+let document: CrashDocument
+if FileManager.default.fileExists(atPath: url.path) {
+    do { document = try await CrashDocument.open(at: url, saveOptions: options) } catch {
+        fail("opening \(url.path): \(error)")
+    }
+} else {
+    document = CrashDocument(fileURL: url, content: CrashState(k: start - 1), saveOptions: options)
+}
+
+var k = start
+while true {
+    document.update { $0.k = k }
+    say("saving \(k)\n")
+    do { try await document.save() } catch {
+        fail("saving state \(k): \(error)")
+    }
+    say("saved \(k)\n")
+    k += 1
+}
