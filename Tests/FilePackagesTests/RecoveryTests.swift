@@ -50,6 +50,22 @@ import Testing
         #expect(try FileWrapper(contentsOf: url) == samplePackage())
     }
 
+    @Test("litter added within the same timestamp tick as the last clean read is still found")
+    func litterWithinOneTimestampTick() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.appending("Doc.pkg")
+        try samplePackage().write(to: url)
+        _ = try FileWrapper(contentsOf: url)  // the folder is seen clean
+        let before = status(dir.url)
+        let litterName = TemporaryName.make(for: "Doc.pkg", purpose: "new")
+        try makeLitterPackage(dir.appending(litterName))
+        // A coarse clock (ext4 uses the jiffy) gives the folder the same time as before.
+        var times = [before.st_atim, before.st_mtim]
+        #expect(utimensat(AT_FDCWD, dir.url.path, &times, 0) == 0)
+        _ = try FileWrapper(contentsOf: url)
+        #expect(try dir.contents() == ["Doc.pkg"])
+    }
+
     @Test("a temporary item locked by a live process is left alone until the lock goes", arguments: Trigger.allCases)
     func lockedTemporaryItemIsKept(trigger: Trigger) throws {
         let dir = try TemporaryDirectory()

@@ -77,6 +77,22 @@ import Testing
         #expect(read(url.appendingPathComponent("body.md")) == "new body")
     }
 
+    @Test("the wrapper a save returns reads every member, linked ones too, after later saves from it")
+    func returnedWrapperStaysReadable() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.appending("Doc.pkg")
+        try samplePackage().write(to: url)
+        var tree = try FileWrapper(contentsOf: url)
+        for round in 1...3 {
+            tree["body.md"] = file("round \(round)")
+            tree = try tree.write(to: url)
+            #expect(try text(tree.fileWrapper(atPath: "attachments/deep/b.txt")) == "B")
+            #expect(try text(tree["body.md"]) == "round \(round)")
+            #expect(tree.matchesContents(of: url))
+        }
+        #expect(try dir.contents() == ["Doc.pkg"])
+    }
+
     @Test("members added, removed and renamed are saved as such")
     func addRemoveRename() throws {
         let dir = try TemporaryDirectory()
