@@ -3,7 +3,14 @@
 // kill the package must open and be exactly one of the states the child had saved or was
 // saving, and the open must leave no `.dk-` litter beside it.
 //
-// Seeded: every run prints its seed; rerun one with `DK_CRASH_SEED=<seed> swift test --filter CrashTests`.
+// Each kill is timed either 5-60 ms after the spawn (the child may be starting, opening the
+// package, or in its first save), or at a random point of the child's first or second save
+// (0 ms to a little more than a save takes on this machine, at least 60 ms), so that every phase
+// of a save is hit whatever the disk's speed. The checks at the end make sure the kills did reach
+// many states, and interrupted saves both before and after their swap.
+//
+// Seeded: every run prints its seed; `DK_CRASH_SEED=<seed> swift test --filter CrashTests` repeats
+// the same sequence of kill timings (the child's own speed still varies from run to run).
 
 #if canImport(Glibc)
 import Glibc
