@@ -30,15 +30,20 @@ package final class LazyFileContents: Sendable {
     /// The contents if they were read already.
     package var loaded: Data? { cache.withLock { $0 } }
 
-    /// Reads the contents (once), checking that the file is still the one that was read.
+    /// Reads the contents (once), checking that the file is still the one that was read. If it
+    /// is gone (a save replaced the package it was in), the newest copy a save made is read.
     package func data() throws(DocumentKitError) -> Data {
         if let data = loaded { return data }
-        let data = try read()
+        let data: Data
+        do { data = try read(from: origin) } catch {
+            guard let copy = latestPackageCopy, let fromCopy = try? read(from: copy) else { throw error }
+            data = fromCopy
+        }
         cache.withLock { $0 = data }
         return data
     }
 
-    private func read() throws(DocumentKitError) -> Data {
+    private func read(from origin: FileOrigin) throws(DocumentKitError) -> Data {
         let fileSystem = FileSystem.live
         let path = origin.displayPath
         func fail(_ errno: Errno, _ step: String) -> DocumentKitError {

@@ -68,10 +68,27 @@ extension FileWrapper {
     }
 
     /// Whether the item at `url` is still exactly what this wrapper was read from (or saved as):
-    /// for files, the same file with the same size and times; for packages, every member.
+    /// every file the same file (device, inode) in the same state (size, times), every folder
+    /// with the same names. A file made in memory matches a file on disk with the same bytes.
     public func matchesContents(of url: URL) -> Bool {
         guard let other = try? FileWrapper(contentsOf: url) else { return false }
-        return self == other
+        return matchesIdentity(of: other)
+    }
+
+    private func matchesIdentity(of other: FileWrapper) -> Bool {
+        switch (storage, other.storage) {
+        case (.directory(let mine), .directory(let theirs)):
+            guard mine.count == theirs.count else { return false }
+            return mine.allSatisfy { name, child in theirs[name].map { child.matchesIdentity(of: $0) } ?? false }
+        case (.symbolicLink(let mine), .symbolicLink(let theirs)):
+            return mine == theirs
+        case (.lazy(let mine), .lazy(let theirs)):
+            return mine.origin.identity.isUnchanged(comparedTo: theirs.origin.identity)
+        case (.data(let mine), .lazy):
+            return (try? other.regularFileContents) == mine
+        default:
+            return false
+        }
     }
 }
 
