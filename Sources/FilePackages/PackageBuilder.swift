@@ -16,6 +16,8 @@ struct PackageBuilder {
     let newRoot: TreeRoot
     /// Open source directories for hard links, keyed by root and relative path.
     private var sourceDirectories: [SourceKey: Descriptor] = [:]
+    /// The source directory used last (owned by `sourceDirectories`).
+    private var lastSource: (key: SourceKey, fd: CInt)?
 
     private struct SourceKey: Hashable {
         let root: ObjectIdentifier
@@ -40,10 +42,11 @@ struct PackageBuilder {
     {
         var result: [String: FileWrapper] = [:]
         result.reserveCapacity(children.count)
-        for (name, child) in children {
+        for index in Self.linkingOrder(children) {
+            let (name, child) = children[index]
             try Self.validate(name: name, in: documentPath)
             let memberComponents = components + [name]
-            let memberPath = memberComponents.joined(separator: "/")
+            var memberPath: String { memberComponents.joined(separator: "/") }
             switch child.storage {
             case .directory(let grandchildren):
                 result[name] = try buildDirectory(
@@ -77,6 +80,24 @@ struct PackageBuilder {
             }
         }
         return result
+    }
+
+    /// The members in the order of the inode numbers of the files they were read from (members
+    /// that were not read from a file first). Hard links made in inode order update the inode
+    /// table sequentially: for 10,000 members that is markedly cheaper in the kernel than the
+    /// dictionary's hash order.
+    private static func linkingOrder(_ children: [String: FileWrapper]) -> [Dictionary<String, FileWrapper>.Index] {
+        var keyed: [(inode: UInt64, index: Dictionary<String, FileWrapper>.Index)] = []
+        keyed.reserveCapacity(children.count)
+        var index = children.startIndex
+        while index != children.endIndex {
+            let inode: UInt64
+            if case .lazy(let lazy) = children.values[index].storage { inode = lazy.origin.identity.inode } else { inode = 0 }
+            keyed.append((inode, index))
+            children.formIndex(after: &index)
+        }
+        keyed.sort { $0.inode < $1.inode }
+        return keyed.map(\.index)
     }
 
     private mutating func buildDirectory(
@@ -150,7 +171,7 @@ struct PackageBuilder {
     ) throws(DocumentKitError) -> FileWrapper? {
         guard origin.root.isPackage else { return nil }
         if let permissions, permissions != origin.permissions { return nil }
-        let memberPath = components.joined(separator: "/")
+        var memberPath: String { components.joined(separator: "/") }
         let source: CInt
         do { source = try sourceDirectory(for: origin) } catch {
             if lazy.loaded != nil { return nil }
@@ -196,15 +217,21 @@ struct PackageBuilder {
 
     private mutating func sourceDirectory(for origin: FileOrigin) throws(Errno) -> CInt {
         let key = SourceKey(root: ObjectIdentifier(origin.root), path: origin.components.dropLast())
-        if let open = sourceDirectories[key] { return open.rawValue }
+        // Consecutive members almost always come from the same folder: skip the hashing.
+        if let last = lastSource, last.key == key { return last.fd }
+        if let open = sourceDirectories[key] {
+            lastSource = (key, open.rawValue)
+            return open.rawValue
+        }
         let fd = try origin.openParentDirectory(using: fileSystem)
         sourceDirectories[key] = Descriptor(owning: fd)
+        lastSource = (key, fd)
         return fd
     }
 
     /// Member names must be plain names: not empty, not `.` or `..`, no `/` or NUL.
     static func validate(name: String, in documentPath: String) throws(DocumentKitError) {
-        if name.isEmpty || name == "." || name == ".." || name.contains("/") || name.utf8.contains(0) {
+        if name.isEmpty || name == "." || name == ".." || name.utf8.contains(UInt8(ascii: "/")) || name.utf8.contains(0) {
             throw DocumentKitError(
                 .invalidArgument, operation: .save, path: documentPath, originalIsIntact: true,
                 detail: "“\(name)” is not a valid member name.")
