@@ -163,18 +163,20 @@ struct CrashRun {
         let seed = ProcessInfo.processInfo.environment["DK_CRASH_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
         let child = try #require(Self.childExecutable(), "dk-crash-child not found next to the test bundle or under .build*/")
         let directory = try TemporaryDirectory(prefix: "dk-crash-\(mode)")
+        let folder = directory.url  // the thread gets the URL only: the folder goes when this test ends
         print("CrashTests[\(mode)]: seed \(seed) (DK_CRASH_SEED=\(seed) to repeat), child \(child)")
         // The loop blocks (sleeps, waitpid): run it on its own thread, not on the test's executor.
         let (figures, failures) = await withCheckedContinuation { continuation in
             let thread = Thread {
                 var failures: [String] = []
-                let figures = run(child: child, in: directory, seed: seed, failures: &failures)
+                let figures = run(child: child, in: folder, seed: seed, failures: &failures)
                 continuation.resume(returning: (figures, failures))
             }
             thread.stackSize = 8 << 20
             thread.start()
         }
         print("CrashTests[\(mode)]: \(figures)")
+        withExtendedLifetime(directory) {}
         for failure in failures {
             Issue.record("\(failure) [mode \(mode), seed \(seed); rerun with DK_CRASH_SEED=\(seed)]")
         }
@@ -185,11 +187,12 @@ struct CrashRun {
         #expect(figures.interruptedSaveRolledBack > 0, "no kill landed before a swap; seed \(seed)")
     }
 
-    private func run(child childPath: String, in directory: TemporaryDirectory, seed: UInt64, failures: inout [String]) -> Figures {
+    private func run(child childPath: String, in folder: URL, seed: UInt64, failures: inout [String]) -> Figures {
         var generator = SeededGenerator(state: seed)
         var figures = Figures()
         let began = Date()
-        let package = directory.appending("Crash.pkg")
+        let package = folder.appendingPathComponent("Crash.pkg")
+        func listFolder() throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() }
         var onDisk: Int? = nil  // the state found after the last kill; nil while there is no package
         var start = 1
         var saveDurations: [Duration] = []
@@ -283,7 +286,7 @@ struct CrashRun {
                 ?? "no package"
 
             // What the kill left beside the package, before anything cleans up.
-            let before = (try? directory.contents()) ?? []
+            let before = (try? listFolder()) ?? []
             if before.contains(where: { $0 != "Crash.pkg" }) { figures.litterBeforeOpen += 1 }
             if !before.contains("Crash.pkg") && before.contains(".Crash.pkg.dk-intent") { figures.nameMissingBeforeOpen += 1 }
 
@@ -297,7 +300,7 @@ struct CrashRun {
                 fail("the package does not open: \(error)")
                 break
             }
-            let litter = ((try? directory.contents()) ?? ["(unreadable)"]).filter { $0 != "Crash.pkg" }
+            let litter = ((try? listFolder()) ?? ["(unreadable)"]).filter { $0 != "Crash.pkg" }
             if !litter.isEmpty {
                 fail("after the open, litter remains beside the package: \(litter)")
                 break
