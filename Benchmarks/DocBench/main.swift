@@ -1,1 +1,123 @@
-print("todo")
+// docbench: how fast DocumentKit saves, against a full copy and against the floor of the
+// system calls a save cannot avoid. See Benchmarks/README.md.
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+let usage = """
+    usage: docbench <save | file | all> [options]
+
+      save   package of N files, one changed per save: DocumentKit vs full copy vs floor
+      file   one file replaced: DocumentKit (durable, consistent) vs Foundation .atomic vs floor
+      all    both
+
+    options:
+      -i, --iterations K      timed rounds (default: 11 for save, 200 for file; `all` uses
+                              it for save, see --file-iterations)
+      --file-iterations K     timed rounds of `file` under `all` (default 200)
+      --copy-iterations K     timed full-copy saves (default 3; they take seconds each)
+      -n, --count N           files in the package (default 10000)
+      -s, --size BYTES        size of each file (default 4096)
+      -w, --work-dir DIR      where to create the work folder (default /tmp)
+      --variants LIST         save variants to run, of dk,copy,floor (default all three)
+      --shuffled-floor        (diagnostic) raw saves link and remove in random order
+                              instead of inode order
+      --keep                  keep the work folder
+      -h, --help              this text
+    """
+
+struct Options {
+    var command = ""
+    var iterations: Int?
+    var fileIterations: Int?
+    var copyIterations = 3
+    var count = 10_000
+    var size = 4096
+    var workDirectory: String?
+    var variants = PackageBench.Variant.allCases
+    var keep = false
+    var shuffledFloor = false
+}
+
+func fail(_ message: String, status: Int32 = 64) -> Never {
+    FileHandle.standardError.write(Data("docbench: \(message)\n".utf8))
+    exit(status)
+}
+
+func parse(_ arguments: [String]) -> Options {
+    var options = Options()
+    var rest = arguments[...]
+    func value(_ flag: String) -> String {
+        guard let v = rest.popFirst() else { fail("\(flag) needs a value\n\n\(usage)") }
+        return v
+    }
+    func number(_ flag: String, minimum: Int) -> Int {
+        let text = value(flag)
+        guard let n = Int(text.replacingOccurrences(of: "_", with: "").replacingOccurrences(of: ",", with: "")), n >= minimum else {
+            fail("\(flag): “\(text)” is not a number ≥ \(minimum)")
+        }
+        return n
+    }
+    while let argument = rest.popFirst() {
+        switch argument {
+        case "save" where options.command.isEmpty, "file" where options.command.isEmpty, "all" where options.command.isEmpty:
+            options.command = argument
+        case "-i", "--iterations": options.iterations = number(argument, minimum: 1)
+        case "--file-iterations": options.fileIterations = number(argument, minimum: 1)
+        case "--copy-iterations": options.copyIterations = number(argument, minimum: 1)
+        case "-n", "--count": options.count = number(argument, minimum: 2)
+        case "-s", "--size": options.size = number(argument, minimum: 1)
+        case "-w", "--work-dir": options.workDirectory = value(argument)
+        case "--keep": options.keep = true
+        case "--shuffled-floor": options.shuffledFloor = true
+        case "--variants":
+            options.variants = value(argument).split(separator: ",").map { name in
+                guard let variant = PackageBench.Variant(rawValue: String(name)) else {
+                    fail("unknown variant “\(name)”; use dk, copy, floor")
+                }
+                return variant
+            }
+        case "-h", "--help", "help":
+            print(usage)
+            exit(0)
+        default: fail("unexpected argument “\(argument)”\n\n\(usage)")
+        }
+    }
+    if options.command.isEmpty { fail("which benchmark?\n\n\(usage)") }
+    return options
+}
+
+let options = parse(Array(CommandLine.arguments.dropFirst()))
+let work: WorkDirectory
+do { work = try WorkDirectory(base: options.workDirectory, keep: options.keep) } catch { fail("\(error)", status: 73) }
+let facts = MachineFacts(workPath: work.path)
+let started = now()
+var report: [String] = []
+report.append("## docbench \(CommandLine.arguments.dropFirst().joined(separator: " "))")
+report.append("")
+report.append(facts.markdown(workPath: work.path, topDir: work.hasTopDirFlag))
+do {
+    if options.command == "save" || options.command == "all" {
+        let bench = PackageBench(
+            count: options.count, size: options.size, iterations: options.iterations ?? 11,
+            copyIterations: options.copyIterations, variants: options.variants, work: work, shuffledFloor: options.shuffledFloor)
+        let result = try bench.run()
+        report.append("")
+        report.append(bench.markdown(result))
+    }
+    if options.command == "file" || options.command == "all" {
+        let iterations = options.command == "file" ? options.iterations ?? 200 : options.fileIterations ?? 200
+        let bench = FileBench(size: options.size, iterations: iterations, work: work)
+        let result = try bench.run()
+        report.append("")
+        report.append(bench.markdown(result))
+    }
+} catch {
+    work.remove()
+    fail("\(error)", status: 70)
+}
+work.remove()
+report.append("")
+report.append("Total run time: \(formatDuration(now() - started)).")
+print(report.joined(separator: "\n"))
