@@ -14,6 +14,9 @@ struct PackageBuilder {
     let documentPath: String
     /// The new tree's root, used as the origin of the members of the returned wrapper.
     let newRoot: TreeRoot
+    /// The owner and group new members get, when the package belongs to someone other than this
+    /// process (a save by root keeps a user's package theirs); nil to keep the process's own.
+    var owner: (user: UInt32, group: UInt32)?
     /// Open source directories for hard links, keyed by root and relative path.
     private var sourceDirectories: [SourceKey: Descriptor] = [:]
     /// The source directory used last (owned by `sourceDirectories`).
@@ -110,10 +113,11 @@ struct PackageBuilder {
             fd = try fileSystem.open(name, in: directory, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
         } catch { throw fail(error, "creating the folder “\(memberPath)”") }
         defer { Glibc.close(fd) }
-        if let permissions {
-            do { try fileSystem.changeMode(fd, to: permissions, name: memberPath) } catch {
-                throw fail(error, "setting the permissions of “\(memberPath)”")
-            }
+        do {
+            try giveOwner(fd, memberPath)
+            if let permissions { try fileSystem.changeMode(fd, to: permissions, name: memberPath) }
+        } catch {
+            throw fail(error, "setting the owner and permissions of “\(memberPath)”")
         }
         let built = try build(children, into: fd, at: components)
         if durable {
@@ -122,6 +126,14 @@ struct PackageBuilder {
             }
         }
         return FileWrapper(storage: .directory(built), permissions: permissions, modificationDate: nil)
+    }
+
+    /// Gives a new member the package's owner, where the process may (`EPERM` is not an error).
+    private func giveOwner(_ fd: CInt, _ memberPath: String) throws(Errno) {
+        guard let owner else { return }
+        do { try fileSystem.changeOwner(fd, user: owner.user, group: owner.group, name: memberPath) } catch {
+            if error != .notPermitted { throw error }
+        }
     }
 
     /// Writes a regular file: create exclusively with its final mode, write, flush, close.
@@ -136,6 +148,7 @@ struct PackageBuilder {
         } catch { throw fail(error, "creating the member “\(memberPath)”") }
         let status: FileStatus
         do {
+            try giveOwner(fd, memberPath)
             if let permissions { try fileSystem.changeMode(fd, to: permissions, name: memberPath) }
             try fileSystem.write(fd, data, name: memberPath)
             if durable { try fileSystem.synchronize(fd, name: memberPath) }

@@ -59,6 +59,9 @@ struct PackageSave {
 
         // 2. Members: linked when unchanged, written otherwise; each folder flushed once.
         var builder = PackageBuilder(fileSystem: fileSystem, durable: durable, documentPath: path, newRoot: newRoot)
+        if let current, current.kind == .directory, current.userID != geteuid() || current.groupID != getegid() {
+            builder.owner = (current.userID, current.groupID)
+        }
         let built = try builder.build(children, into: root, at: [])
         if durable {
             do { try fileSystem.synchronizeDirectory(root, name: temporaryName) } catch {

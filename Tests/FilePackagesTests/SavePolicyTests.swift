@@ -176,5 +176,8 @@ import Testing
         s = status(package)
         #expect(s.st_uid == 1234 && s.st_gid == 4321)
         #expect(s.st_mode & 0o7777 == 0o750)
+        // Members the save wrote belong to the package's owner too, not to root.
+        let member = status(package.appendingPathComponent("body.md"))
+        #expect(member.st_uid == 1234 && member.st_gid == 4321)
     }
 }
