@@ -78,9 +78,11 @@ let package = Package(
         // A child process for the crash test: saves a package in a loop until killed.
         .executableTarget(
             name: "dk-crash-child",
-            dependencies: ["DocumentKit", "DocumentKitTesting"],
+            dependencies: ["DocumentKit", "DocumentKitTesting", "CrashTestSupport"],
             path: "Tests/CrashChild"
         ),
+        // The states the crash child saves and the crash test checks.
+        .target(name: "CrashTestSupport", path: "Tests/CrashTestSupport"),
 
         .testTarget(
             name: "FilePackagesTests",
@@ -88,7 +90,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DocumentKitTests",
-            dependencies: ["DocumentKit", "DocumentKitTesting", "dk-crash-child"]
+            dependencies: ["DocumentKit", "DocumentKitTesting", "CrashTestSupport", "dk-crash-child"]
         ),
         .testTarget(
             name: "NotesTests",

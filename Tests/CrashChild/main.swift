@@ -8,51 +8,15 @@
 // does), so every save takes the journaled two-rename swap.
 //
 // The crash test (Tests/DocumentKitTests/CrashTests.swift) kills this process with SIGKILL at
-// random moments and checks what is left. Its `CrashModel` must describe the same states as the
-// one below.
+// random moments and checks what is left; both take the states from `CrashModel`
+// (Tests/CrashTestSupport).
 
 #if canImport(Glibc)
 import Glibc
 #endif
+import CrashTestSupport
 import DocumentKit
 import Foundation
-
-/// What state `k` of the package holds: relative path to contents, for every regular file.
-enum CrashModel {
-    static func files(forState k: Int) -> [String: Data] {
-        var files: [String: Data] = [:]
-        files["state.txt"] = Data("\(k)".utf8)
-        // Changed every 5th state only, so most saves hard-link them.
-        let group = k / 5
-        for i in 0..<20 {
-            let name = "fixed/f" + (i < 10 ? "0\(i)" : "\(i)")
-            files[name] = pattern("fixed \(i) group \(group)", size: 512 + i * 97 + group % 7)
-        }
-        // Changed by every save, of different sizes, several of them 64 KiB and more.
-        let sizes = [
-            17 + k % 13,
-            4_096 + (k * 37) % 1_000,
-            65_536 + (k * 131) % 9_000,
-            70_000 + (k * 977) % 60_000,
-            (k * 7_919) % 150_000,
-        ]
-        for (i, size) in sizes.enumerated() {
-            files["changing/c\(i).bin"] = pattern("changing \(i) state \(k)", size: size)
-        }
-        files["nested/a/b/leaf.txt"] = Data("leaf of state \(k)\n".utf8)
-        files["nested/a/info.txt"] = pattern("info \(k / 3)", size: 300 + k % 3)
-        return files
-    }
-
-    /// `size` bytes: `seed` and a newline, repeated, then cut to `size`.
-    static func pattern(_ seed: String, size: Int) -> Data {
-        let line = Array((seed + "\n").utf8)
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(size + line.count)
-        while bytes.count < size { bytes.append(contentsOf: line) }
-        return Data(bytes[0..<size])
-    }
-}
 
 struct CrashState: Sendable {
     var k: Int

@@ -16,6 +16,7 @@
 import Glibc
 #endif
 import Dispatch
+import CrashTestSupport
 import DocumentKit
 import DocumentKitTesting
 import Foundation
@@ -31,53 +32,6 @@ import Testing
     @Test("SIGKILL during journaled fallback saves (no RENAME_EXCHANGE) leaves one whole state and no litter")
     func killsDuringFallbackSaves() async throws {
         try await CrashRun(mode: "fallback", iterations: 80).runAndRecord()
-    }
-}
-
-/// What state `k` of the child's package holds. Must match `CrashModel` in Tests/CrashChild/main.swift.
-enum CrashModel {
-    static func files(forState k: Int) -> [String: Data] {
-        var files: [String: Data] = [:]
-        files["state.txt"] = Data("\(k)".utf8)
-        let group = k / 5
-        for i in 0..<20 {
-            let name = "fixed/f" + (i < 10 ? "0\(i)" : "\(i)")
-            files[name] = pattern("fixed \(i) group \(group)", size: 512 + i * 97 + group % 7)
-        }
-        let sizes = [
-            17 + k % 13,
-            4_096 + (k * 37) % 1_000,
-            65_536 + (k * 131) % 9_000,
-            70_000 + (k * 977) % 60_000,
-            (k * 7_919) % 150_000,
-        ]
-        for (i, size) in sizes.enumerated() {
-            files["changing/c\(i).bin"] = pattern("changing \(i) state \(k)", size: size)
-        }
-        files["nested/a/b/leaf.txt"] = Data("leaf of state \(k)\n".utf8)
-        files["nested/a/info.txt"] = pattern("info \(k / 3)", size: 300 + k % 3)
-        return files
-    }
-
-    static func pattern(_ seed: String, size: Int) -> Data {
-        let line = Array((seed + "\n").utf8)
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(size + line.count)
-        while bytes.count < size { bytes.append(contentsOf: line) }
-        return Data(bytes[0..<size])
-    }
-
-    /// The folders state `k` holds (every state has the same ones).
-    static func folders(forState k: Int) -> Set<String> {
-        var folders: Set<String> = []
-        for path in files(forState: k).keys {
-            var components = path.split(separator: "/").dropLast()
-            while !components.isEmpty {
-                folders.insert(components.joined(separator: "/"))
-                components = components.dropLast()
-            }
-        }
-        return folders
     }
 }
 
