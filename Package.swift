@@ -33,6 +33,14 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Layer 1: coordinated access across threads and processes.
+        .target(
+            name: "FileCoordination",
+            dependencies: [
+                "DocumentKitSystem", "CDocumentKitShims",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
         // Layer 1: the file-tree model and atomic saves of files and packages.
         .target(
             name: "FilePackages",
@@ -48,7 +56,7 @@ let package = Package(
         .target(
             name: "DocumentKit",
             dependencies: [
-                "DocumentKitSystem", "FilePackages", "DocumentArchive",
+                "DocumentKitSystem", "FileCoordination", "FilePackages", "DocumentArchive",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -81,6 +89,12 @@ let package = Package(
             dependencies: ["DocumentKit", "DocumentKitTesting", "CrashTestSupport"],
             path: "Tests/CrashChild"
         ),
+        // A child process for the coordination tests: takes a coordination, reports, holds it.
+        .executableTarget(
+            name: "dk-coordination-child",
+            dependencies: ["DocumentKit"],
+            path: "Tests/CoordinationChild"
+        ),
         // The states the crash child saves and the crash test checks.
         .target(name: "CrashTestSupport", path: "Tests/CrashTestSupport"),
 
@@ -91,6 +105,10 @@ let package = Package(
         .testTarget(
             name: "DocumentKitTests",
             dependencies: ["DocumentKit", "DocumentKitTesting", "CrashTestSupport", "dk-crash-child"]
+        ),
+        .testTarget(
+            name: "FileCoordinationTests",
+            dependencies: ["DocumentKit", "FileCoordination", "DocumentKitTesting", "dk-coordination-child"]
         ),
         .testTarget(
             name: "NotesTests",

@@ -19,6 +19,16 @@ int dk_flock_exclusive_nonblocking(int fd);
 /// flock(2) with LOCK_UN.
 int dk_flock_unlock(int fd);
 
+/// Open-file-description byte-range lock (`F_OFD_SETLK`, or `F_OFD_SETLKW` when `wait` is
+/// non-zero). `kind`: 0 unlock, 1 shared (read), 2 exclusive (write). Returns 0 when done; -1 with
+/// errno `EAGAIN` (or `EACCES`) when `wait` is 0 and another open file description holds a
+/// conflicting lock.
+int dk_ofd_lock(int fd, int64_t offset, int64_t length, int kind, int wait);
+
+/// Whether the directory `fd` looks up names case-insensitively: ext4/f2fs casefold
+/// (`FS_CASEFOLD_FL`), or a FAT, exFAT or NTFS file system. 1 yes, 0 no.
+int dk_directory_is_case_insensitive(int fd);
+
 /// The current thread's errno.
 int dk_errno(void);
 

@@ -1,0 +1,96 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import DocumentKitSystem
+import Foundation
+import Synchronization
+import SystemPackage
+
+/// Where processes that coordinate find each other: a folder holding the shared lock file.
+///
+/// Every process that must coordinate access to the same items must use the same namespace and
+/// recognise the same package extensions. The default (``default``) works for all processes of
+/// one user on one machine:
+/// `$DOCUMENTKIT_COORDINATION_DIR`, else `$XDG_RUNTIME_DIR/documentkit`, else
+/// `/tmp/documentkit-<uid>`, created with mode `0700`.
+///
+/// For processes of several users, give them one folder they can all write (for example a
+/// group-owned folder with mode `2770`) through `DOCUMENTKIT_COORDINATION_DIR` or
+/// ``init(directory:packageExtensions:)``; the lock file is created with mode `0660` there.
+///
+/// The locks are open-file-description locks (`F_OFD_SETLK`) on byte ranges of one file,
+/// `locks`, which is never replaced or removed: nothing piles up, and the kernel releases every
+/// lock of a process that dies, even by `SIGKILL`. The byte layout is specified in
+/// `Formats/coordination-locks/`.
+public final class CoordinationNamespace: Sendable {
+    /// The folder.
+    public let directory: URL
+    /// File-name extensions (lower case, without the dot) of directories that are packages:
+    /// access to anything inside a package is access to the whole package.
+    public let packageExtensions: Set<String>
+
+    private let lockFilePath: String
+    private let pool = Mutex<[CInt]>([])
+
+    /// A namespace in `directory` (created if missing). `packageExtensions` are compared
+    /// without regard to case.
+    public init(directory: URL, packageExtensions: Set<String> = []) throws(DocumentKitError) {
+        self.directory = directory
+        self.packageExtensions = Set(packageExtensions.map { $0.lowercased() })
+        self.lockFilePath = directory.appendingPathComponent("locks").path
+        let path = directory.path
+        if mkdir(path, 0o700) != 0, errno != EEXIST {
+            throw DocumentKitError(Errno(rawValue: errno), operation: .create, path: path, step: "creating the coordination folder")
+        }
+        let fd = open(lockFilePath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o660)
+        guard fd >= 0 else {
+            throw DocumentKitError(Errno(rawValue: errno), operation: .open, path: lockFilePath, step: "opening the lock file")
+        }
+        pool.withLock { $0.append(fd) }
+    }
+
+    /// The default namespace of this user, for directories with the given package extensions.
+    public static func `default`(packageExtensions: Set<String> = []) throws(DocumentKitError) -> CoordinationNamespace {
+        try CoordinationNamespace(directory: defaultDirectory, packageExtensions: packageExtensions)
+    }
+
+    /// `$DOCUMENTKIT_COORDINATION_DIR`, else `$XDG_RUNTIME_DIR/documentkit`, else `/tmp/documentkit-<uid>`.
+    public static var defaultDirectory: URL {
+        let environment = ProcessInfo.processInfo.environment
+        if let explicit = environment["DOCUMENTKIT_COORDINATION_DIR"], !explicit.isEmpty {
+            return URL(fileURLWithPath: explicit)
+        }
+        if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
+            return URL(fileURLWithPath: runtime).appendingPathComponent("documentkit")
+        }
+        return URL(fileURLWithPath: "/tmp/documentkit-\(getuid())")
+    }
+
+    deinit {
+        pool.withLock { fds in for fd in fds { close(fd) } }
+    }
+
+    /// An open file description of the lock file of its own (locks of one description never
+    /// conflict with each other, so every coordination needs its own).
+    func takeDescription() throws(DocumentKitError) -> CInt {
+        if let fd = pool.withLock({ $0.popLast() }) { return fd }
+        let fd = open(lockFilePath, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else {
+            throw DocumentKitError(Errno(rawValue: errno), operation: .open, path: lockFilePath, step: "opening the lock file")
+        }
+        return fd
+    }
+
+    /// Gives back a description that holds no locks any more.
+    func returnDescription(_ fd: CInt) {
+        pool.withLock { fds in
+            if fds.count < 16 { fds.append(fd) } else { close(fd) }
+        }
+    }
+
+    /// Whether a directory named `name` is a package.
+    func isPackageName(_ name: String) -> Bool {
+        guard !packageExtensions.isEmpty, let dot = name.lastIndex(of: "."), dot != name.startIndex else { return false }
+        return packageExtensions.contains(name[name.index(after: dot)...].lowercased())
+    }
+}

@@ -1,0 +1,233 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import DocumentKitSystem
+import Foundation
+
+/// Coordinates reads and writes of files and packages across threads and processes, as
+/// `NSFileCoordinator` does on Apple platforms.
+///
+/// - Readers share; a writer excludes readers and writers of the same item.
+/// - A package is one unit: access to anything inside it is access to the package.
+/// - A plain folder is a lock scope only for deleting, moving and replacing it
+///   (``CoordinatedWritingOptions/forDeleting``, `forMoving`, `forReplacing`), which wait for
+///   earlier coordinations of anything inside it and make later ones wait.
+/// - An item is identified by the file system, not the string: symbolic links on the way, `.`,
+///   `..`, repeated and trailing slashes, and letter case in case-insensitive folders all lead to
+///   the same item.
+/// - The locks are held by the kernel on a file that saves never replace (see
+///   ``CoordinationNamespace``): a process that dies, even by `SIGKILL`, releases all of them.
+///
+/// ## Nested coordination
+/// A coordination started inside another's accessor, in the same task or thread, runs at once
+/// if the outer one already holds what it needs. If it needs more, it takes it only if it is
+/// free: it never waits (waiting while holding locks out of order could deadlock with another
+/// process), and fails with ``DocumentKitError/Code/busy`` instead. Coordinate every item of one
+/// operation in one call (``coordinate(with:timeout:byAccessor:)`` or the two-item forms).
+public struct FileCoordinator: Sendable {
+    /// The namespace shared with the other processes.
+    public let namespace: CoordinationNamespace
+
+    /// A coordinator in `namespace`.
+    public init(namespace: CoordinationNamespace) { self.namespace = namespace }
+
+    @TaskLocal static var heldByEnclosingCoordination: [LockPlan.Lock] = []
+
+    // MARK: Blocking forms
+
+    /// Reads the item at `url` under coordination; `accessor` gets the item's resolved URL.
+    ///
+    /// - Parameter timeout: How long to wait at most (nil: until access is granted).
+    /// - Throws: ``DocumentKitError`` (`busy` when the wait timed out or a nested coordination
+    ///   would have to wait), or what `accessor` throws.
+    public func coordinate<T>(
+        readingItemAt url: URL, options: CoordinatedReadingOptions = [], timeout: Duration? = nil,
+        byAccessor accessor: (URL) throws -> T
+    ) throws -> T {
+        try coordinateBlocking([.readingIntent(with: url, options: options)], timeout: timeout) { try accessor($0[0].url) }
+    }
+
+    /// Writes the item at `url` under coordination.
+    public func coordinate<T>(
+        writingItemAt url: URL, options: CoordinatedWritingOptions = [], timeout: Duration? = nil,
+        byAccessor accessor: (URL) throws -> T
+    ) throws -> T {
+        try coordinateBlocking([.writingIntent(with: url, options: options)], timeout: timeout) { try accessor($0[0].url) }
+    }
+
+    /// Reads one item and writes another in one coordination (a copy, say).
+    public func coordinate<T>(
+        readingItemAt readURL: URL, options readOptions: CoordinatedReadingOptions = [],
+        writingItemAt writeURL: URL, options writeOptions: CoordinatedWritingOptions = [], timeout: Duration? = nil,
+        byAccessor accessor: (URL, URL) throws -> T
+    ) throws -> T {
+        try coordinateBlocking(
+            [.readingIntent(with: readURL, options: readOptions), .writingIntent(with: writeURL, options: writeOptions)],
+            timeout: timeout
+        ) { try accessor($0[0].url, $0[1].url) }
+    }
+
+    /// Writes two items in one coordination (a move: `forMoving` the source, `forReplacing` the destination).
+    public func coordinate<T>(
+        writingItemAt firstURL: URL, options firstOptions: CoordinatedWritingOptions = [],
+        writingItemAt secondURL: URL, options secondOptions: CoordinatedWritingOptions = [], timeout: Duration? = nil,
+        byAccessor accessor: (URL, URL) throws -> T
+    ) throws -> T {
+        try coordinateBlocking(
+            [.writingIntent(with: firstURL, options: firstOptions), .writingIntent(with: secondURL, options: secondOptions)],
+            timeout: timeout
+        ) { try accessor($0[0].url, $0[1].url) }
+    }
+
+    /// Coordinates many items at once, for a batch operation; coordinations of these items (or
+    /// of items inside the folders among them, where free) run inside `accessor` without waiting.
+    public func prepare<T>(
+        forReadingItemsAt readURLs: [URL], options readOptions: CoordinatedReadingOptions = [],
+        writingItemsAt writeURLs: [URL], options writeOptions: CoordinatedWritingOptions = [], timeout: Duration? = nil,
+        byAccessor accessor: () throws -> T
+    ) throws -> T {
+        let intents = readURLs.map { FileAccessIntent.readingIntent(with: $0, options: readOptions) }
+            + writeURLs.map { FileAccessIntent.writingIntent(with: $0, options: writeOptions) }
+        return try coordinateBlocking(intents, timeout: timeout) { _ in try accessor() }
+    }
+
+    // MARK: Asynchronous form
+
+    /// Coordinates `intents` and runs `accessor` with them once access is granted; the intents'
+    /// ``FileAccessIntent/url`` are then the resolved URLs.
+    ///
+    /// Waiting does not block a thread. Cancelling the task ends the wait with
+    /// `CancellationError`, and `accessor` does not run.
+    public func coordinate<T: Sendable>(
+        with intents: [FileAccessIntent], timeout: Duration? = nil,
+        byAccessor accessor: ([FileAccessIntent]) async throws -> T
+    ) async throws -> T {
+        let (plan, resolved) = try makePlan(intents)
+        let enclosing = Self.heldByEnclosingCoordination
+        if !enclosing.isEmpty {
+            return try await runNested(plan, resolved, enclosing: enclosing, accessor: accessor)
+        }
+        let held = try HeldLocks(namespace: namespace)
+        do {
+            try await acquireWaiting(plan, into: held, timeout: timeout)
+        } catch {
+            held.releaseAll()
+            throw error
+        }
+        defer { held.releaseAll() }
+        let granted = grant(resolved, originals: intents)
+        return try await Self.$heldByEnclosingCoordination.withValue(held.held) { try await accessor(granted) }
+    }
+
+    // MARK: Internals
+
+    private func coordinateBlocking<T>(
+        _ intents: [FileAccessIntent], timeout: Duration?, accessor: ([FileAccessIntent]) throws -> T
+    ) throws -> T {
+        let (plan, resolved) = try makePlan(intents)
+        let enclosing = Self.heldByEnclosingCoordination
+        let held = try HeldLocks(namespace: namespace)
+        defer { held.releaseAll() }
+        if !enclosing.isEmpty {
+            if !plan.isCovered(by: enclosing) { try takeWithoutWaiting(plan, into: held, enclosing: enclosing) }
+        } else {
+            try acquireBlocking(plan, into: held, timeout: timeout)
+        }
+        let granted = grant(resolved, originals: intents)
+        return try Self.$heldByEnclosingCoordination.withValue(enclosing + held.held) { try accessor(granted) }
+    }
+
+    private func runNested<T: Sendable>(
+        _ plan: LockPlan, _ resolved: [Resolved], enclosing: [LockPlan.Lock],
+        accessor: ([FileAccessIntent]) async throws -> T
+    ) async throws -> T {
+        let held = try HeldLocks(namespace: namespace)
+        defer { held.releaseAll() }
+        if !plan.isCovered(by: enclosing) { try takeWithoutWaiting(plan, into: held, enclosing: enclosing) }
+        let granted = grant(resolved, originals: resolved.map(\.intent))
+        return try await Self.$heldByEnclosingCoordination.withValue(enclosing + held.held) { try await accessor(granted) }
+    }
+
+    struct Resolved: Sendable {
+        let intent: FileAccessIntent
+        let item: ItemPath
+        /// (device, inode) of the item when the coordination started, if it existed.
+        let startingIdentity: (UInt64, UInt64)?
+    }
+
+    private func makePlan(_ intents: [FileAccessIntent]) throws(DocumentKitError) -> (LockPlan, [Resolved]) {
+        var plan = LockPlan()
+        var resolved: [Resolved] = []
+        for intent in intents {
+            let resolvesLink: Bool
+            let writing: Bool
+            let scopesSubtree: Bool
+            switch intent.access {
+            case .reading(let options):
+                (resolvesLink, writing, scopesSubtree) = (options.contains(.resolvesSymbolicLink), false, false)
+            case .writing(let options):
+                (resolvesLink, writing, scopesSubtree) = (false, true, options.scopesSubtree)
+            }
+            let item = try ItemPath.resolve(intent.url, resolvingFinalLink: resolvesLink, namespace: namespace)
+            plan.add(item, writing: writing, scopesSubtree: scopesSubtree)
+            resolved.append(Resolved(intent: intent, item: item, startingIdentity: Self.identity(of: item.path)))
+        }
+        return (plan, resolved)
+    }
+
+    private func grant(_ resolved: [Resolved], originals: [FileAccessIntent]) -> [FileAccessIntent] {
+        zip(resolved, originals).map { entry, original in
+            var intent = original
+            intent.url = URL(fileURLWithPath: entry.item.path)
+            intent.itemWasDeletedWhileWaiting = entry.startingIdentity != nil && Self.identity(of: entry.item.path) == nil
+            return intent
+        }
+    }
+
+    private static func identity(of path: String) -> (UInt64, UInt64)? {
+        var status = stat()
+        guard lstat(path, &status) == 0 else { return nil }
+        return (UInt64(status.st_dev), UInt64(status.st_ino))
+    }
+
+    private func acquireBlocking(_ plan: LockPlan, into held: HeldLocks, timeout: Duration?) throws {
+        let clock = ContinuousClock()
+        let deadline = timeout.map { clock.now + $0 }
+        for lock in plan.locks {
+            var backoff = Backoff()
+            while try !held.tryTake(lock) {
+                if let deadline, clock.now >= deadline { throw timedOut(lock, timeout!) }
+                let delay = backoff.next()
+                usleep(useconds_t(delay.components.attoseconds / 1_000_000_000_000 + delay.components.seconds * 1_000_000))
+            }
+        }
+    }
+
+    private func acquireWaiting(_ plan: LockPlan, into held: HeldLocks, timeout: Duration?) async throws {
+        let clock = ContinuousClock()
+        let deadline = timeout.map { clock.now + $0 }
+        for lock in plan.locks {
+            var backoff = Backoff()
+            while try !held.tryTake(lock) {
+                try Task.checkCancellation()
+                if let deadline, clock.now >= deadline { throw timedOut(lock, timeout!) }
+                try await Task.sleep(for: backoff.next())
+            }
+        }
+        try Task.checkCancellation()
+    }
+
+    private func takeWithoutWaiting(_ plan: LockPlan, into held: HeldLocks, enclosing: [LockPlan.Lock]) throws(DocumentKitError) {
+        for lock in plan.locks where !enclosing.contains(where: { $0.offset == lock.offset && $0.mode >= lock.mode }) {
+            guard try held.tryTake(lock) else {
+                throw DocumentKitError(
+                    .busy, operation: .open, path: lock.purpose,
+                    detail: "A coordination inside another one would have to wait for it (a deadlock risk); coordinate all the items of the operation in one call instead.")
+            }
+        }
+    }
+
+    private func timedOut(_ lock: LockPlan.Lock, _ timeout: Duration) -> DocumentKitError {
+        DocumentKitError(.busy, operation: .open, path: lock.purpose, detail: "Another coordination held it for longer than \(timeout).")
+    }
+}

@@ -1,0 +1,55 @@
+/// The byte-range locks one coordination takes, in the order it takes them.
+///
+/// Every key owns two bytes of the lock file: the *item* byte (offset `2k`), shared for reading
+/// and exclusive for writing the unit, and the *subtree* byte (offset `2k + 1`), shared by every
+/// coordination of anything below a folder, exclusive for deleting, moving or replacing it.
+/// Locks are always taken in increasing offset order, so two coordinations can never wait for
+/// each other in a cycle.
+struct LockPlan: Sendable, Equatable {
+    enum Mode: Int, Sendable, Comparable {
+        case shared = 1, exclusive = 2
+        static func < (a: Mode, b: Mode) -> Bool { a.rawValue < b.rawValue }
+    }
+
+    struct Lock: Sendable, Hashable {
+        let offset: Int64
+        var mode: Mode
+        /// What it is for, in words (for messages).
+        let purpose: String
+    }
+
+    private(set) var locks: [Lock] = []
+
+    /// Offsets are 2 × (key mod 2⁶⁰): far below the largest offset `fcntl` accepts.
+    static func itemOffset(_ key: UInt64) -> Int64 { Int64(key & ((1 << 60) - 1)) * 2 }
+
+    /// Adds what access of `kind` to `item` needs.
+    mutating func add(_ item: ItemPath, writing: Bool, scopesSubtree: Bool) {
+        let unit = item.lockUnitIndex
+        // Every folder above the unit: shared subtree lock (delete/move/replace of it waits for us).
+        for index in 0..<unit {
+            let key = item.components[index].key
+            insert(Lock(offset: Self.itemOffset(key) + 1, mode: .shared, purpose: "inside \(item.path(upTo: index))"))
+        }
+        let key = item.components[unit].key
+        insert(Lock(offset: Self.itemOffset(key), mode: writing ? .exclusive : .shared, purpose: item.path(upTo: unit)))
+        // Deleting, moving or replacing a folder waits for, and blocks, everything inside it.
+        if writing && scopesSubtree {
+            insert(Lock(offset: Self.itemOffset(key) + 1, mode: .exclusive, purpose: "everything inside \(item.path(upTo: unit))"))
+        }
+    }
+
+    private mutating func insert(_ lock: Lock) {
+        if let index = locks.firstIndex(where: { $0.offset == lock.offset }) {
+            if locks[index].mode < lock.mode { locks[index].mode = lock.mode }
+            return
+        }
+        let position = locks.firstIndex(where: { $0.offset > lock.offset }) ?? locks.count
+        locks.insert(lock, at: position)
+    }
+
+    /// Whether `held` already covers every lock of this plan (same offsets, at least as strong).
+    func isCovered(by held: [Lock]) -> Bool {
+        locks.allSatisfy { lock in held.contains { $0.offset == lock.offset && $0.mode >= lock.mode } }
+    }
+}

@@ -1,0 +1,2 @@
+// Placeholder: the coordination child is being written.
+print("dk-coordination-child")
