@@ -45,7 +45,9 @@ struct LibraryOptions: ParsableArguments {
         return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent("Notes")
     }
 
-    var notesLibrary: NotesLibrary { NotesLibrary(url: libraryURL) }
+    var notesLibrary: NotesLibrary {
+        get throws { NotesLibrary(url: libraryURL, coordinator: try NotesLibrary.makeCoordinator()) }
+    }
 }
 
 /// Text given on the command line, or `-` for standard input.

@@ -51,6 +51,10 @@ open class Document<Content: Sendable>: @unchecked Sendable {
     /// How the document is saved. The default is atomic and durable.
     public let saveOptions: SaveOptions
 
+    /// The coordinator every read and save of the document goes through, or nil to read and
+    /// save without coordinating with other threads and processes.
+    public let coordinator: FileCoordinator?
+
     private struct State {
         var content: Content?
         var changeCount = 0
@@ -65,17 +69,21 @@ open class Document<Content: Sendable>: @unchecked Sendable {
     private let io: DispatchQueue
 
     /// A document for the item at `fileURL`, not yet read: call ``open()``.
-    public required init(fileURL: URL, saveOptions: SaveOptions = SaveOptions()) {
+    public required init(fileURL: URL, saveOptions: SaveOptions = SaveOptions(), coordinator: FileCoordinator? = nil) {
         self.fileURL = fileURL
         self.saveOptions = saveOptions
+        self.coordinator = coordinator
         self.state = Mutex(State())
         self.io = DispatchQueue(label: "DocumentKit.Document.io")
     }
 
     /// A new document with `content`, not yet saved: it has unsaved changes until ``save()``.
-    public init(fileURL: URL, content: Content, saveOptions: SaveOptions = SaveOptions()) {
+    public init(
+        fileURL: URL, content: Content, saveOptions: SaveOptions = SaveOptions(), coordinator: FileCoordinator? = nil
+    ) {
         self.fileURL = fileURL
         self.saveOptions = saveOptions
+        self.coordinator = coordinator
         self.state = Mutex(State(content: content, changeCount: 1, documentState: .normal))
         self.io = DispatchQueue(label: "DocumentKit.Document.io")
     }
@@ -85,8 +93,10 @@ open class Document<Content: Sendable>: @unchecked Sendable {
     /// - Throws: ``DocumentKitError`` naming the file: it is missing or unreadable (the system's
     ///   error), or its contents are malformed (`corruptData`, with the subclass's error as
     ///   ``DocumentKitError/underlyingError``).
-    public class func open(at url: URL, saveOptions: SaveOptions = SaveOptions()) async throws(DocumentKitError) -> Self {
-        let document = Self(fileURL: url, saveOptions: saveOptions)
+    public class func open(
+        at url: URL, saveOptions: SaveOptions = SaveOptions(), coordinator: FileCoordinator? = nil
+    ) async throws(DocumentKitError) -> Self {
+        let document = Self(fileURL: url, saveOptions: saveOptions, coordinator: coordinator)
         try await document.open()
         return document
     }
@@ -148,12 +158,14 @@ open class Document<Content: Sendable>: @unchecked Sendable {
     public func open() async throws(DocumentKitError) {
         let url = fileURL
         let (tree, content) = try await perform { () throws(DocumentKitError) in
-            let tree = try FileWrapper(contentsOf: url)
-            let content: Content
-            do { content = try self.read(from: tree) } catch {
-                throw Self.wrap(error, operation: .open, path: url.path)
+            try self.coordinated(writing: false) { () throws(DocumentKitError) in
+                let tree = try FileWrapper(contentsOf: url)
+                let content: Content
+                do { content = try self.read(from: tree) } catch {
+                    throw Self.wrap(error, operation: .open, path: url.path)
+                }
+                return (tree, content)
             }
-            return (tree, content)
         }
         state.withLock { state in
             state.content = content
@@ -184,7 +196,9 @@ open class Document<Content: Sendable>: @unchecked Sendable {
                 do { tree = try self.fileWrapper(for: content, replacing: snapshot.2) } catch {
                     throw Self.wrap(error, operation: .save, path: url.path)
                 }
-                return try tree.write(to: url, options: options)
+                return try self.coordinated(writing: true) { () throws(DocumentKitError) in
+                    try tree.write(to: url, options: options)
+                }
             }
             state.withLock { state in
                 state.tree = saved
@@ -218,15 +232,35 @@ open class Document<Content: Sendable>: @unchecked Sendable {
 
     // MARK: Internals
 
+    /// Runs `work` on the document's I/O queue, inside the caller's coordination context (so a
+    /// save from inside a coordinated write of the document runs under that write).
     private func perform<T: Sendable>(_ work: @escaping @Sendable () throws(DocumentKitError) -> T) async throws(DocumentKitError) -> T {
+        let context = CoordinationContext.current
         let result: Result<T, DocumentKitError> = await withCheckedContinuation { continuation in
             io.async {
-                do throws(DocumentKitError) { continuation.resume(returning: .success(try work())) } catch {
-                    continuation.resume(returning: .failure(error))
+                context.run {
+                    do throws(DocumentKitError) { continuation.resume(returning: .success(try work())) } catch {
+                        continuation.resume(returning: .failure(error))
+                    }
                 }
             }
         }
         return try result.get()
+    }
+
+    /// Runs `work` under a coordinated read or write of the document, if it has a coordinator.
+    private func coordinated<T>(writing: Bool, _ work: () throws(DocumentKitError) -> T) throws(DocumentKitError) -> T {
+        guard let coordinator else { return try work() }
+        do {
+            if writing {
+                return try coordinator.coordinate(writingItemAt: fileURL) { _ in try work() }
+            }
+            return try coordinator.coordinate(readingItemAt: fileURL) { _ in try work() }
+        } catch let error as DocumentKitError {
+            throw error
+        } catch {
+            throw Self.wrap(error, operation: writing ? .save : .open, path: fileURL.path)
+        }
     }
 
     static func wrap(_ error: any Error, operation: DocumentKitError.Operation, path: String) -> DocumentKitError {

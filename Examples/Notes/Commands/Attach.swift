@@ -14,7 +14,8 @@ struct Attach: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let entry = try await options.notesLibrary.find(title)
+            let library = try options.notesLibrary
+            let entry = try await library.find(title)
             var added: [String: FileWrapper] = [:]
             for file in files {
                 let url = URL(fileURLWithPath: file)
@@ -25,11 +26,11 @@ struct Attach: AsyncParsableCommand {
                 guard wrapper.isRegularFile else { throw NotesError(.badData, "\(file): only regular files can be attached") }
                 added[url.lastPathComponent] = wrapper
             }
-            entry.document.update { note in
-                for (name, wrapper) in added { note.attachments[name] = wrapper }
+            let attachments = added
+            let note = try await library.edit(entry.url, title: title) { note in
+                for (name, wrapper) in attachments { note.attachments[name] = wrapper }
             }
-            do throws(DocumentKitError) { try await entry.document.close() } catch { throw NotesError(error, note: title) }
-            print("Attached \(added.keys.sorted().joined(separator: ", ")) to “\(entry.note.title)”")
+            print("Attached \(added.keys.sorted().joined(separator: ", ")) to “\(note.title)”")
         }
     }
 }

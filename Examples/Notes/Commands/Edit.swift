@@ -15,15 +15,15 @@ struct Edit: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let entry = try await options.notesLibrary.find(title)
+            let library = try options.notesLibrary
+            let entry = try await library.find(title)
             if let set {
                 let body = text(from: set)
-                entry.document.update { $0.body = body }
+                _ = try await library.edit(entry.url, title: title) { $0.body = body }
             } else if let append {
                 let line = text(from: append)
-                entry.document.update { $0.appendLine(line) }
+                _ = try await library.edit(entry.url, title: title) { $0.appendLine(line) }
             }
-            do throws(DocumentKitError) { try await entry.document.close() } catch { throw NotesError(error, note: title) }
         }
     }
 }

@@ -12,13 +12,14 @@ struct New: AsyncParsableCommand {
         try await runReportingErrors {
             let trimmed = title.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !trimmed.isEmpty else { throw NotesError(.usage, "a note needs a title") }
-            let library = options.notesLibrary
+            let library = try options.notesLibrary
             let existing = try await library.entries()
             if existing.contains(where: { $0.note.title == trimmed }) {
                 throw NotesError(.cantCreate, "“\(trimmed)”: a note with this title exists already")
             }
             let url = library.newPackageURL(for: trimmed)
-            let document = NoteDocument(fileURL: url, content: Note(title: trimmed, body: body.map(text(from:)) ?? ""))
+            let document = NoteDocument(
+                fileURL: url, content: Note(title: trimmed, body: body.map(text(from:)) ?? ""), coordinator: library.coordinator)
             do throws(DocumentKitError) { try await document.save() } catch { throw NotesError(error, note: trimmed) }
             print(url.path)
         }

@@ -9,9 +9,12 @@ struct Remove: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let entry = try await options.notesLibrary.find(title)
+            let library = try options.notesLibrary
+            let entry = try await library.find(title)
             try await entry.document.close(discardingChanges: true)
-            do throws(DocumentKitError) { try FileItem.remove(at: entry.url) } catch { throw NotesError(error, note: title) }
+            try await library.coordinator.coordinate(with: [.writingIntent(with: entry.url, options: .forDeleting)]) { _ in
+                do throws(DocumentKitError) { try FileItem.remove(at: entry.url) } catch { throw NotesError(error, note: title) }
+            }
             print("Removed “\(entry.note.title)”")
         }
     }
@@ -27,19 +30,26 @@ struct Move: AsyncParsableCommand {
         try await runReportingErrors {
             let trimmed = newTitle.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !trimmed.isEmpty else { throw NotesError(.usage, "a note needs a title") }
-            let library = options.notesLibrary
+            let library = try options.notesLibrary
             let entry = try await library.find(title)
             let others = try await library.entries()
             if others.contains(where: { $0.note.title == trimmed && $0.url != entry.url }) {
                 throw NotesError(.cantCreate, "“\(trimmed)”: a note with this title exists already")
             }
-            // The title lives in the manifest: save it first, then give the package its new name.
-            entry.document.update { $0.title = trimmed }
-            do throws(DocumentKitError) { try await entry.document.close() } catch { throw NotesError(error, note: title) }
+            // The title lives in the manifest: save it first, then give the package its new name,
+            // both under one coordination (moving the note, replacing whatever is at the new name).
             let newSlug = NotesLibrary.slug(for: trimmed)
-            if entry.url.deletingPathExtension().lastPathComponent != newSlug {
-                let destination = library.newPackageURL(for: trimmed)
-                do throws(DocumentKitError) { try FileItem.move(from: entry.url, to: destination) } catch { throw NotesError(error, note: title) }
+            let destination = entry.url.deletingPathExtension().lastPathComponent == newSlug
+                ? entry.url : library.newPackageURL(for: trimmed)
+            try await library.coordinator.coordinate(with: [
+                .writingIntent(with: entry.url, options: .forMoving), .writingIntent(with: destination, options: .forReplacing),
+            ]) { _ in
+                _ = try await library.edit(entry.url, title: title) { $0.title = trimmed }
+                if destination != entry.url {
+                    do throws(DocumentKitError) { try FileItem.move(from: entry.url, to: destination) } catch {
+                        throw NotesError(error, note: title)
+                    }
+                }
             }
             print("Renamed “\(title)” to “\(trimmed)”")
         }

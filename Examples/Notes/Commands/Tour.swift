@@ -20,7 +20,7 @@ struct Tour: AsyncParsableCommand {
             } else {
                 root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("notes-tour-\(UUID().uuidString.prefix(8))")
             }
-            let tour = TourGuide(library: NotesLibrary(url: root))
+            let tour = TourGuide(library: NotesLibrary(url: root, coordinator: try NotesLibrary.makeCoordinator()))
             defer { if !keep { try? FileManager.default.removeItem(at: root) } }
             try await tour.run()
             print(keep ? "\nThe library stays at \(root.path)." : "\nThe tour's library is removed. Run `notes tour --keep` to look around in it.")
@@ -41,7 +41,8 @@ struct TourGuide {
 
         heading(1, "Notes are packages, saved atomically")
         for (title, body) in [("Trip to Lisbon", "Pack light.\n"), ("Groceries", "Eggs\nBread\n"), ("Ideas", "")] {
-            let document = NoteDocument(fileURL: library.newPackageURL(for: title), content: Note(title: title, body: body))
+            let document = NoteDocument(
+                fileURL: library.newPackageURL(for: title), content: Note(title: title, body: body), coordinator: library.coordinator)
             try await document.save()
         }
         let trip = library.url.appendingPathComponent("trip-to-lisbon.note")
@@ -53,7 +54,7 @@ struct TourGuide {
         heading(2, "Unchanged members are hard-linked, not copied")
         let photo = library.url.appendingPathComponent("photo.jpg")
         try Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }).write(to: photo)
-        let document = try await NoteDocument.open(at: trip)
+        let document = try await NoteDocument.open(at: trip, coordinator: library.coordinator)
         document.update { $0.attachments["photo.jpg"] = try? FileWrapper(contentsOf: photo) }
         try await document.save()
         try FileManager.default.removeItem(at: photo)

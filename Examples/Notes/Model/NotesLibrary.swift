@@ -1,9 +1,18 @@
 import DocumentKit
 import Foundation
 
-/// A folder of notes, each a `<slug>.note` package.
+/// A folder of notes, each a `<slug>.note` package. Every read and write of a note is
+/// coordinated with other processes (see `FileCoordinator`).
 struct NotesLibrary {
     let url: URL
+    let coordinator: FileCoordinator
+
+    /// The coordinator of this user's processes, for which `.note` folders are packages.
+    static func makeCoordinator() throws -> FileCoordinator {
+        do { return FileCoordinator(namespace: try .default(packageExtensions: [NoteFormat.packageExtension])) } catch {
+            throw NotesError(.ioError, "can't set up coordination: \(error)")
+        }
+    }
 
     /// An entry of the library: where a note is, read.
     struct Entry {
@@ -39,7 +48,7 @@ struct NotesLibrary {
         var result: [Entry] = []
         for packageURL in try packageURLs() {
             do {
-                let document = try await NoteDocument.open(at: packageURL)
+                let document = try await NoteDocument.open(at: packageURL, coordinator: coordinator)
                 result.append(Entry(url: packageURL, document: document))
             } catch {
                 problem(packageURL, error)
@@ -65,6 +74,21 @@ struct NotesLibrary {
             throw NotesError(failure.1, note: title)
         }
         throw NotesError(.noSuchNote, "“\(title)”: no such note in \(url.path)")
+    }
+
+    /// Changes the note at `url` under one coordinated write: the note is read again under the
+    /// lock, changed and saved, so that two processes editing it at once both land.
+    func edit(_ url: URL, title: String, _ change: @escaping @Sendable (inout Note) -> Void) async throws -> Note {
+        try await coordinator.coordinate(with: [.writingIntent(with: url)]) { _ in
+            do throws(DocumentKitError) {
+                let document = try await NoteDocument.open(at: url, coordinator: coordinator)
+                document.update(change)
+                try await document.close()
+                return document.content
+            } catch {
+                throw NotesError(error, note: title)
+            }
+        }
     }
 
     /// A free package URL for a new note titled `title`.
