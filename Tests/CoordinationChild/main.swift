@@ -1,2 +1,139 @@
-// Placeholder: the coordination child is being written.
-print("dk-coordination-child")
+// dk-coordination-child: a second (third...) process for the coordination tests
+// (Tests/FileCoordinationTests).
+//
+//     dk-coordination-child hold NAMESPACE_DIR EXTS OP PATH HOLD_MS [ACTION]
+//
+// Coordinates PATH with OP (read, write, delete, move, replace: delete/move/replace are writes
+// with forDeleting/forMoving/forReplacing) in the namespace NAMESPACE_DIR, whose package
+// extensions are the comma list EXTS (`-` for none). It prints `started <ns>` right before it
+// asks for access, `granted <ns>` when the accessor starts, then holds the access HOLD_MS
+// milliseconds, or less if a line arrives on standard input, then prints `released <ns>` as the
+// accessor returns, and exits 0. ACTION `remove` deletes the item right after `granted`.
+//
+//     dk-coordination-child increment NAMESPACE_DIR EXTS PATH COUNT [COORDINATED_PATH]
+//
+// COUNT times: a coordinated write of COORDINATED_PATH (default PATH) that reads the integer in
+// PATH, adds 1 and writes it back with a plain, non-atomic write (truncate, then write). Exits 1
+// if it ever reads something that is not an integer.
+//
+// Times are CLOCK_MONOTONIC nanoseconds, comparable across the processes of one machine; every
+// line is flushed at once. Exit status 2: bad arguments; 3: the coordination failed.
+
+#if canImport(Glibc)
+import Glibc
+#endif
+import DocumentKit
+import Foundation
+
+func monotonicNanoseconds() -> UInt64 {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+}
+
+func say(_ line: String) {
+    let text = line + "\n"
+    text.utf8CString.withUnsafeBufferPointer { buffer in
+        var offset = 0
+        let count = buffer.count - 1
+        while offset < count {
+            let written = write(1, buffer.baseAddress! + offset, count - offset)
+            if written < 0 { if errno == EINTR { continue } else { return } }
+            offset += written
+        }
+    }
+}
+
+func fail(_ message: String, status: Int32) -> Never {
+    FileHandle.standardError.write(Data(("dk-coordination-child: " + message + "\n").utf8))
+    exit(status)
+}
+
+/// Sleeps `milliseconds`, or less if a line (any input) arrives on standard input.
+func hold(milliseconds: Int) {
+    let deadline = monotonicNanoseconds() + UInt64(max(milliseconds, 0)) * 1_000_000
+    var inputOpen = true
+    while true {
+        let now = monotonicNanoseconds()
+        guard now < deadline else { return }
+        let remaining = Int32(clamping: (deadline - now) / 1_000_000 + 1)
+        if inputOpen {
+            var descriptor = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, remaining)
+            if ready > 0 {
+                var byte: UInt8 = 0
+                let count = read(0, &byte, 1)
+                if count > 0 { return }  // told to release
+                if count == 0 || (count < 0 && errno != EINTR && errno != EAGAIN) { inputOpen = false }  // no input: hold the time
+            }
+        } else {
+            usleep(useconds_t(min(Int(remaining) * 1000, 100_000)))
+        }
+    }
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 4 else {
+    fail("usage: hold NAMESPACE_DIR EXTS OP PATH HOLD_MS [remove] | increment NAMESPACE_DIR EXTS PATH COUNT [COORDINATED_PATH]", status: 2)
+}
+let extensions = arguments[3] == "-" ? [] : Set(arguments[3].split(separator: ",").map(String.init))
+let coordinator: FileCoordinator
+do {
+    coordinator = FileCoordinator(
+        namespace: try CoordinationNamespace(directory: URL(fileURLWithPath: arguments[2]), packageExtensions: extensions))
+} catch {
+    fail("namespace: \(error)", status: 3)
+}
+
+switch arguments[1] {
+case "hold":
+    guard arguments.count >= 7, let milliseconds = Int(arguments[6]) else { fail("hold: bad arguments", status: 2) }
+    let url = URL(fileURLWithPath: arguments[5])
+    let removes = arguments.count > 7 && arguments[7] == "remove"
+    let access: (URL) throws -> Void = { resolved in
+        say("granted \(monotonicNanoseconds())")
+        if removes { try FileManager.default.removeItem(at: resolved) }
+        hold(milliseconds: milliseconds)
+        say("released \(monotonicNanoseconds())")
+    }
+    say("started \(monotonicNanoseconds())")
+    do {
+        switch arguments[4] {
+        case "read": try coordinator.coordinate(readingItemAt: url, byAccessor: access)
+        case "write": try coordinator.coordinate(writingItemAt: url, byAccessor: access)
+        case "delete": try coordinator.coordinate(writingItemAt: url, options: .forDeleting, byAccessor: access)
+        case "move": try coordinator.coordinate(writingItemAt: url, options: .forMoving, byAccessor: access)
+        case "replace": try coordinator.coordinate(writingItemAt: url, options: .forReplacing, byAccessor: access)
+        default: fail("hold: unknown operation \(arguments[4])", status: 2)
+        }
+    } catch {
+        fail("hold: \(error)", status: 3)
+    }
+
+case "increment":
+    guard arguments.count >= 6, let count = Int(arguments[5]) else { fail("increment: bad arguments", status: 2) }
+    let path = arguments[4]
+    let coordinated = URL(fileURLWithPath: arguments.count > 6 ? arguments[6] : path)
+    for _ in 0..<count {
+        do {
+            try coordinator.coordinate(writingItemAt: coordinated) { _ in
+                let text = try String(contentsOfFile: path, encoding: .utf8)
+                guard let value = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+                    fail("increment: read \(text.debugDescription) from \(path)", status: 1)
+                }
+                usleep(200)  // widen the window an uncoordinated writer would hit
+                let fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
+                guard fd >= 0 else { fail("increment: open \(path): errno \(errno)", status: 1) }
+                defer { close(fd) }
+                let bytes = Array("\(value + 1)\n".utf8)
+                guard write(fd, bytes, bytes.count) == bytes.count else { fail("increment: write: errno \(errno)", status: 1) }
+            }
+        } catch {
+            fail("increment: \(error)", status: 3)
+        }
+    }
+
+default:
+    fail("unknown command \(arguments[1])", status: 2)
+}
+exit(0)
