@@ -8,7 +8,8 @@
 // extensions are the comma list EXTS (`-` for none). It prints `started <ns>` right before it
 // asks for access, `granted <ns>` when the accessor starts, then holds the access HOLD_MS
 // milliseconds, or less if a line arrives on standard input, then prints `released <ns>` as the
-// accessor returns, and exits 0. ACTION `remove` deletes the item right after `granted`.
+// accessor returns, and exits 0. ACTION `remove` deletes the item at the end of the hold, right
+// before `released`.
 //
 //     dk-coordination-child increment NAMESPACE_DIR EXTS PATH COUNT [COORDINATED_PATH]
 //
@@ -92,8 +93,8 @@ case "hold":
     let removes = arguments.count > 7 && arguments[7] == "remove"
     let access: (URL) throws -> Void = { resolved in
         say("granted \(monotonicNanoseconds())")
-        if removes { try FileManager.default.removeItem(at: resolved) }
         hold(milliseconds: milliseconds)
+        if removes { try FileManager.default.removeItem(at: resolved) }
         say("released \(monotonicNanoseconds())")
     }
     say("started \(monotonicNanoseconds())")
