@@ -20,8 +20,8 @@ import Foundation
 ///
 /// ## Nested coordination
 /// A coordination started inside another's accessor, in the same task or thread, runs at once
-/// if the outer one already holds what it needs. If it needs more, it takes it only if it is
-/// free: it never waits (waiting while holding locks out of order could deadlock with another
+/// if the outer one already holds what it needs (locks of another namespace cover nothing).
+/// If it needs more, it takes it only if it is free: it never waits (waiting while holding locks out of order could deadlock with another
 /// process), and fails with ``DocumentKitError/Code/busy`` instead. Coordinate every item of one
 /// operation in one call (``coordinate(with:timeout:byAccessor:)`` or the two-item forms).
 public struct FileCoordinator: Sendable {
@@ -129,7 +129,8 @@ public struct FileCoordinator: Sendable {
         let held = try HeldLocks(namespace: namespace)
         defer { held.releaseAll() }
         if !enclosing.isEmpty {
-            if !plan.isCovered(by: enclosing) { try takeWithoutWaiting(plan, into: held, enclosing: enclosing) }
+            let covering = enclosing.filter { $0.lockFile == held.lockFile }
+            if !plan.isCovered(by: covering) { try takeWithoutWaiting(plan, into: held, enclosing: covering) }
         } else {
             try acquireBlocking(plan, into: held, timeout: timeout)
         }
@@ -143,7 +144,8 @@ public struct FileCoordinator: Sendable {
     ) async throws -> T {
         let held = try HeldLocks(namespace: namespace)
         defer { held.releaseAll() }
-        if !plan.isCovered(by: enclosing) { try takeWithoutWaiting(plan, into: held, enclosing: enclosing) }
+        let covering = enclosing.filter { $0.lockFile == held.lockFile }
+        if !plan.isCovered(by: covering) { try takeWithoutWaiting(plan, into: held, enclosing: covering) }
         let granted = grant(resolved, originals: resolved.map(\.intent))
         return try await Self.$heldByEnclosingCoordination.withValue(enclosing + held.held) { try await accessor(granted) }
     }

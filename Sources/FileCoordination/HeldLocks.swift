@@ -13,17 +13,24 @@ final class HeldLocks: @unchecked Sendable {
     private let namespace: CoordinationNamespace
     private let fd: CInt
     private(set) var held: [LockPlan.Lock] = []
+    /// The lock file these locks are on.
+    let lockFile: LockPlan.LockFile
 
     init(namespace: CoordinationNamespace) throws(DocumentKitError) {
         self.namespace = namespace
         self.fd = try namespace.takeDescription()
+        var status = stat()
+        _ = fstat(fd, &status)
+        self.lockFile = LockPlan.LockFile(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
     }
 
     /// Takes `lock` now if no other coordination holds a conflicting one; false if one does.
     func tryTake(_ lock: LockPlan.Lock) throws(DocumentKitError) -> Bool {
         while true {
             if dk_ofd_lock(fd, lock.offset, 1, Int32(lock.mode.rawValue), 0) == 0 {
-                held.append(lock)
+                var taken = lock
+                taken.lockFile = lockFile
+                held.append(taken)
                 return true
             }
             switch errno {

@@ -16,6 +16,15 @@ struct LockPlan: Sendable, Equatable {
         var mode: Mode
         /// What it is for, in words (for messages).
         let purpose: String
+        /// The lock file it is held on, once taken: a lock covers a nested coordination only
+        /// in its own namespace.
+        var lockFile: LockFile? = nil
+    }
+
+    /// A lock file, by (device, inode): two namespace objects on one folder share it.
+    struct LockFile: Sendable, Hashable {
+        let device: UInt64
+        let inode: UInt64
     }
 
     private(set) var locks: [Lock] = []

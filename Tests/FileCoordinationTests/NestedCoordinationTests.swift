@@ -96,6 +96,32 @@ struct NestedCoordinationTests {
         holder.release()
     }
 
+    @Test("A coordination inside an accessor of another namespace is not covered by it")
+    func otherNamespaceIsNotCovered() async throws {
+        let fixture = try Fixture()
+        try Self.makeItems(fixture)
+        let otherFolder = try TemporaryDirectory(prefix: "dk-coord-ns-other")
+        let other = FileCoordinator(namespace: try CoordinationNamespace(directory: otherFolder.url, packageExtensions: ["pkg"]))
+        let f = fixture.url("f")
+        let holder = try Child(["hold", otherFolder.url.path, "pkg", "write", f.path, "30000"], outputFolder: otherFolder.url)
+        try #require(await holder.wait(for: "granted", timeout: .seconds(20)) != nil, "\(holder.errorOutput)")
+        var innerError: (any Error)?
+        try fixture.coordinator.coordinate(writingItemAt: f) { _ in
+            do {
+                try other.coordinate(readingItemAt: f) { _ in _ = Issue.record("read while another process of that namespace writes") }
+            } catch {
+                innerError = error
+            }
+        }
+        #expect(innerError.map(isBusy) == true, "\(String(describing: innerError))")
+        holder.release()
+        #expect(await holder.exitStatus(timeout: .seconds(10)) == 0)
+        // Another namespace object on the same folder is the same lock file: covered.
+        let same = FileCoordinator(namespace: try CoordinationNamespace(directory: fixture.namespaceFolder.url, packageExtensions: ["pkg"]))
+        let ran = try fixture.coordinator.coordinate(writingItemAt: f) { _ in try same.coordinate(writingItemAt: f) { _ in true } }
+        #expect(ran)
+    }
+
     @Test("In the async form, a covered nested coordination runs and an uncovered one fails with busy")
     func nestedAsync() async throws {
         let fixture = try Fixture()
