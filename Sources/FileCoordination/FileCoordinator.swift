@@ -20,9 +20,11 @@ import Foundation
 ///
 /// ## Nested coordination
 /// A coordination started inside another's accessor, in the same task or thread, runs at once
-/// if the outer one already holds what it needs (locks of another namespace cover nothing).
-/// If it needs more, it takes it only if it is free: it never waits (waiting while holding locks out of order could deadlock with another
-/// process), and fails with ``DocumentKitError/Code/busy`` instead. Coordinate every item of one
+/// if the outer one already holds what it needs (locks of another namespace cover nothing, nor
+/// locks already released: a task started inside an accessor may outlive it).
+/// If it needs more, it takes it only if it is free: it never waits (waiting while holding
+/// locks out of order could deadlock with another process), and fails with
+/// ``DocumentKitError/Code/busy`` instead. Coordinate every item of one
 /// operation in one call (``coordinate(with:timeout:byAccessor:)`` or the two-item forms).
 public struct FileCoordinator: Sendable {
     /// The namespace shared with the other processes.
@@ -103,7 +105,7 @@ public struct FileCoordinator: Sendable {
         byAccessor accessor: ([FileAccessIntent]) async throws -> T
     ) async throws -> T {
         let (plan, resolved) = try makePlan(intents)
-        let enclosing = Self.heldByEnclosingCoordination
+        let enclosing = Self.heldByEnclosingCoordination.filter { $0.holder?.isLive == true }
         if !enclosing.isEmpty {
             return try await runNested(plan, resolved, enclosing: enclosing, accessor: accessor)
         }
@@ -125,11 +127,11 @@ public struct FileCoordinator: Sendable {
         _ intents: [FileAccessIntent], timeout: Duration?, accessor: ([FileAccessIntent]) throws -> T
     ) throws -> T {
         let (plan, resolved) = try makePlan(intents)
-        let enclosing = Self.heldByEnclosingCoordination
+        let enclosing = Self.heldByEnclosingCoordination.filter { $0.holder?.isLive == true }
         let held = try HeldLocks(namespace: namespace)
         defer { held.releaseAll() }
         if !enclosing.isEmpty {
-            let covering = enclosing.filter { $0.lockFile == held.lockFile }
+            let covering = enclosing.filter { $0.holder?.lockFile == held.holder.lockFile }
             if !plan.isCovered(by: covering) { try takeWithoutWaiting(plan, into: held, enclosing: covering) }
         } else {
             try acquireBlocking(plan, into: held, timeout: timeout)
@@ -144,7 +146,7 @@ public struct FileCoordinator: Sendable {
     ) async throws -> T {
         let held = try HeldLocks(namespace: namespace)
         defer { held.releaseAll() }
-        let covering = enclosing.filter { $0.lockFile == held.lockFile }
+        let covering = enclosing.filter { $0.holder?.lockFile == held.holder.lockFile }
         if !plan.isCovered(by: covering) { try takeWithoutWaiting(plan, into: held, enclosing: covering) }
         let granted = grant(resolved, originals: resolved.map(\.intent))
         return try await Self.$heldByEnclosingCoordination.withValue(enclosing + held.held) { try await accessor(granted) }

@@ -13,15 +13,15 @@ final class HeldLocks: @unchecked Sendable {
     private let namespace: CoordinationNamespace
     private let fd: CInt
     private(set) var held: [LockPlan.Lock] = []
-    /// The lock file these locks are on.
-    let lockFile: LockPlan.LockFile
+    /// This coordination's hold, ended by ``releaseAll()``.
+    let holder: LockPlan.Holder
 
     init(namespace: CoordinationNamespace) throws(DocumentKitError) {
         self.namespace = namespace
         self.fd = try namespace.takeDescription()
         var status = stat()
         _ = fstat(fd, &status)
-        self.lockFile = LockPlan.LockFile(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+        self.holder = LockPlan.Holder(lockFile: LockPlan.LockFile(device: UInt64(status.st_dev), inode: UInt64(status.st_ino)))
     }
 
     /// Takes `lock` now if no other coordination holds a conflicting one; false if one does.
@@ -29,7 +29,7 @@ final class HeldLocks: @unchecked Sendable {
         while true {
             if dk_ofd_lock(fd, lock.offset, 1, Int32(lock.mode.rawValue), 0) == 0 {
                 var taken = lock
-                taken.lockFile = lockFile
+                taken.holder = holder
                 held.append(taken)
                 return true
             }
@@ -44,6 +44,7 @@ final class HeldLocks: @unchecked Sendable {
 
     /// Releases every lock and gives the description back.
     func releaseAll() {
+        holder.end()
         for lock in held.reversed() { _ = dk_ofd_lock(fd, lock.offset, 1, 0, 0) }
         held.removeAll()
         namespace.returnDescription(fd)

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The byte-range locks one coordination takes, in the order it takes them.
 ///
 /// Every key owns two bytes of the lock file: the *item* byte (offset `2k`), shared for reading
@@ -16,15 +18,30 @@ struct LockPlan: Sendable, Equatable {
         var mode: Mode
         /// What it is for, in words (for messages).
         let purpose: String
-        /// The lock file it is held on, once taken: a lock covers a nested coordination only
-        /// in its own namespace.
-        var lockFile: LockFile? = nil
+        /// The coordination holding it, once taken: a lock covers a nested coordination only
+        /// while it is held, and only in its own namespace.
+        var holder: Holder? = nil
     }
 
     /// A lock file, by (device, inode): two namespace objects on one folder share it.
     struct LockFile: Sendable, Hashable {
         let device: UInt64
         let inode: UInt64
+    }
+
+    /// One coordination's hold on its locks, ended when it releases them (a task started inside
+    /// an accessor inherits the list of its locks, and may outlive them).
+    final class Holder: Sendable, Hashable {
+        let lockFile: LockFile
+        private let live = Atomic(true)
+
+        init(lockFile: LockFile) { self.lockFile = lockFile }
+
+        var isLive: Bool { live.load(ordering: .acquiring) }
+        func end() { live.store(false, ordering: .releasing) }
+
+        static func == (a: Holder, b: Holder) -> Bool { a === b }
+        func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
     }
 
     private(set) var locks: [Lock] = []

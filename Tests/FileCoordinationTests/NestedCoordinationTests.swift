@@ -122,6 +122,30 @@ struct NestedCoordinationTests {
         #expect(ran)
     }
 
+    @Test("A task started inside an accessor that coordinates after the accessor returned waits like any other")
+    func taskOutlivingTheAccessor() async throws {
+        let fixture = try Fixture()
+        try Self.makeItems(fixture)
+        let coordinator = fixture.coordinator
+        let f = fixture.url("f")
+        let (outerEnded, outerEndedContinuation) = AsyncStream.makeStream(of: Void.self)
+        // The task inherits the accessor's task-local state, but not its locks.
+        let late = try coordinator.coordinate(writingItemAt: f) { _ in
+            Task {
+                for await _ in outerEnded { break }
+                return try await coordinator.coordinate(with: [.writingIntent(with: f)], timeout: .milliseconds(300)) { _ in
+                    monotonicNanoseconds()
+                }
+            }
+        }
+        let holder = try fixture.hold("write", f.path, milliseconds: 30_000)
+        try #require(await holder.wait(for: "granted", timeout: .seconds(20)) != nil, "\(holder.errorOutput)")
+        outerEndedContinuation.yield()
+        let result = await late.result
+        #expect(throws: DocumentKitError.self, "it ran while another process held the item") { try result.get() }
+        holder.release()
+    }
+
     @Test("In the async form, a covered nested coordination runs and an uncovered one fails with busy")
     func nestedAsync() async throws {
         let fixture = try Fixture()
