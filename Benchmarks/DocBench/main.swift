@@ -6,11 +6,12 @@ import Glibc
 import Foundation
 
 let usage = """
-    usage: docbench <save | file | all> [options]
+    usage: docbench <save | file | coordinate | all> [options]
 
       save   package of N files, one changed per save: DocumentKit vs full copy vs floor
       file   one file replaced: DocumentKit (durable, consistent) vs Foundation .atomic vs floor
-      all    both
+      coordinate  uncontended coordinated read and write vs a raw OFD lock pair
+      all    all three
 
     options:
       -i, --iterations K      timed rounds (default: 11 for save, 200 for file; `all` uses
@@ -61,7 +62,8 @@ func parse(_ arguments: [String]) -> Options {
     }
     while let argument = rest.popFirst() {
         switch argument {
-        case "save" where options.command.isEmpty, "file" where options.command.isEmpty, "all" where options.command.isEmpty:
+        case "save" where options.command.isEmpty, "file" where options.command.isEmpty, "all" where options.command.isEmpty,
+            "coordinate" where options.command.isEmpty:
             options.command = argument
         case "-i", "--iterations": options.iterations = number(argument, minimum: 1)
         case "--file-iterations": options.fileIterations = number(argument, minimum: 1)
@@ -109,6 +111,12 @@ do {
     if options.command == "file" || options.command == "all" {
         let iterations = options.command == "file" ? options.iterations ?? 200 : options.fileIterations ?? 200
         let bench = FileBench(size: options.size, iterations: iterations, work: work)
+        let result = try bench.run()
+        report.append("")
+        report.append(bench.markdown(result))
+    }
+    if options.command == "coordinate" || options.command == "all" {
+        let bench = CoordinationBench(rounds: options.command == "coordinate" ? options.iterations ?? 21 : 21, work: work)
         let result = try bench.run()
         report.append("")
         report.append(bench.markdown(result))

@@ -30,23 +30,39 @@ public final class CoordinationNamespace: Sendable {
     public let packageExtensions: Set<String>
 
     private let lockFilePath: String
-    private let pool = Mutex<[CInt]>([])
+    private let pool: Mutex<[CInt]>
+    /// Folder chains resolved recently.
+    let folderChains: FolderChainCache
+    /// The lock file's identity (locks cover nested coordinations only on the same file).
+    let lockFile: LockPlan.LockFile
 
-    /// A namespace in `directory` (created if missing). `packageExtensions` are compared
-    /// without regard to case.
+    /// A namespace in `directory` (created, with its parents, if missing). `packageExtensions`
+    /// are compared without regard to case.
     public init(directory: URL, packageExtensions: Set<String> = []) throws(DocumentKitError) {
+        // Everything that can fail happens before any stored property is set.
+        let lockFilePath = directory.appendingPathComponent("locks").path
+        let fd = try Self.openLockFile(in: directory.path, lockFilePath: lockFilePath)
         self.directory = directory
         self.packageExtensions = Set(packageExtensions.map { $0.lowercased() })
-        self.lockFilePath = directory.appendingPathComponent("locks").path
-        let path = directory.path
-        if mkdir(path, 0o700) != 0, errno != EEXIST {
-            throw DocumentKitError(Errno(rawValue: errno), operation: .create, path: path, step: "creating the coordination folder")
+        self.lockFilePath = lockFilePath
+        var status = stat()
+        _ = fstat(fd, &status)
+        self.lockFile = LockPlan.LockFile(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+        self.pool = Mutex([fd])
+        self.folderChains = FolderChainCache()
+    }
+
+    private static func openLockFile(in path: String, lockFilePath: String) throws(DocumentKitError) -> CInt {
+        do { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]) } catch {
+            throw DocumentKitError(
+                .permissionDenied, operation: .create, path: path, step: "creating the coordination folder",
+                detail: "\(error.localizedDescription)")
         }
         let fd = open(lockFilePath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o660)
         guard fd >= 0 else {
             throw DocumentKitError(Errno(rawValue: errno), operation: .open, path: lockFilePath, step: "opening the lock file")
         }
-        pool.withLock { $0.append(fd) }
+        return fd
     }
 
     /// The default namespace of this user, for directories with the given package extensions.

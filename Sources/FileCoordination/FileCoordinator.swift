@@ -110,14 +110,17 @@ public struct FileCoordinator: Sendable {
             return try await runNested(plan, resolved, enclosing: enclosing, accessor: accessor)
         }
         let held = try HeldLocks(namespace: namespace)
+        var starting: [(UInt64, UInt64)?]?
         do {
-            try await acquireWaiting(plan, into: held, timeout: timeout)
+            try await acquireWaiting(plan, into: held, timeout: timeout) {
+                if starting == nil { starting = resolved.map { Self.identity(of: $0.item.path) } }
+            }
         } catch {
             held.releaseAll()
             throw error
         }
         defer { held.releaseAll() }
-        let granted = grant(resolved, originals: intents)
+        let granted = grant(resolved, originals: intents, startingIdentities: starting)
         return try await Self.$heldByEnclosingCoordination.withValue(held.held) { try await accessor(granted) }
     }
 
@@ -133,10 +136,14 @@ public struct FileCoordinator: Sendable {
         if !enclosing.isEmpty {
             let covering = enclosing.filter { $0.holder?.lockFile == held.holder.lockFile }
             if !plan.isCovered(by: covering) { try takeWithoutWaiting(plan, into: held, enclosing: covering) }
-        } else {
-            try acquireBlocking(plan, into: held, timeout: timeout)
         }
-        let granted = grant(resolved, originals: intents)
+        var starting: [(UInt64, UInt64)?]?
+        if enclosing.isEmpty {
+            try acquireBlocking(plan, into: held, timeout: timeout) {
+                if starting == nil { starting = resolved.map { Self.identity(of: $0.item.path) } }
+            }
+        }
+        let granted = grant(resolved, originals: intents, startingIdentities: starting)
         return try Self.$heldByEnclosingCoordination.withValue(enclosing + held.held) { try accessor(granted) }
     }
 
@@ -148,15 +155,13 @@ public struct FileCoordinator: Sendable {
         defer { held.releaseAll() }
         let covering = enclosing.filter { $0.holder?.lockFile == held.holder.lockFile }
         if !plan.isCovered(by: covering) { try takeWithoutWaiting(plan, into: held, enclosing: covering) }
-        let granted = grant(resolved, originals: resolved.map(\.intent))
+        let granted = grant(resolved, originals: resolved.map(\.intent), startingIdentities: nil)
         return try await Self.$heldByEnclosingCoordination.withValue(enclosing + held.held) { try await accessor(granted) }
     }
 
     struct Resolved: Sendable {
         let intent: FileAccessIntent
         let item: ItemPath
-        /// (device, inode) of the item when the coordination started, if it existed.
-        let startingIdentity: (UInt64, UInt64)?
     }
 
     private func makePlan(_ intents: [FileAccessIntent]) throws(DocumentKitError) -> (LockPlan, [Resolved]) {
@@ -174,18 +179,27 @@ public struct FileCoordinator: Sendable {
             }
             let item = try ItemPath.resolve(intent.url, resolvingFinalLink: resolvesLink, namespace: namespace)
             plan.add(item, writing: writing, scopesSubtree: scopesSubtree)
-            resolved.append(Resolved(intent: intent, item: item, startingIdentity: Self.identity(of: item.path)))
+            resolved.append(Resolved(intent: intent, item: item))
         }
         return (plan, resolved)
     }
 
-    private func grant(_ resolved: [Resolved], originals: [FileAccessIntent]) -> [FileAccessIntent] {
-        zip(resolved, originals).map { entry, original in
+    /// The intents as granted: resolved URLs, and whether each item disappeared while the
+    /// coordination waited (`startingIdentities`, taken when the wait began; nil if it never waited).
+    private func grant(_ resolved: [Resolved], originals: [FileAccessIntent], startingIdentities: [(UInt64, UInt64)?]?)
+        -> [FileAccessIntent]
+    {
+        var granted: [FileAccessIntent] = []
+        granted.reserveCapacity(resolved.count)
+        for (index, (entry, original)) in zip(resolved, originals).enumerated() {
             var intent = original
-            intent.url = URL(fileURLWithPath: entry.item.path)
-            intent.itemWasDeletedWhileWaiting = entry.startingIdentity != nil && Self.identity(of: entry.item.path) == nil
-            return intent
+            if entry.item.path != original.url.path { intent.url = URL(fileURLWithPath: entry.item.path) }
+            if let startingIdentities, startingIdentities[index] != nil {
+                intent.itemWasDeletedWhileWaiting = Self.identity(of: entry.item.path) == nil
+            }
+            granted.append(intent)
         }
+        return granted
     }
 
     private static func identity(of path: String) -> (UInt64, UInt64)? {
@@ -194,12 +208,15 @@ public struct FileCoordinator: Sendable {
         return (UInt64(status.st_dev), UInt64(status.st_ino))
     }
 
-    private func acquireBlocking(_ plan: LockPlan, into held: HeldLocks, timeout: Duration?) throws {
+    /// Takes the plan's locks in order, polling while one is held elsewhere; `willWait` runs
+    /// before the first wait.
+    private func acquireBlocking(_ plan: LockPlan, into held: HeldLocks, timeout: Duration?, willWait: () -> Void) throws {
         let clock = ContinuousClock()
         let deadline = timeout.map { clock.now + $0 }
         for lock in plan.locks {
             var backoff = Backoff()
             while try !held.tryTake(lock) {
+                willWait()
                 if let deadline, clock.now >= deadline { throw timedOut(lock, timeout!) }
                 let delay = backoff.next()
                 usleep(useconds_t(delay.components.attoseconds / 1_000_000_000_000 + delay.components.seconds * 1_000_000))
@@ -207,12 +224,13 @@ public struct FileCoordinator: Sendable {
         }
     }
 
-    private func acquireWaiting(_ plan: LockPlan, into held: HeldLocks, timeout: Duration?) async throws {
+    private func acquireWaiting(_ plan: LockPlan, into held: HeldLocks, timeout: Duration?, willWait: () -> Void) async throws {
         let clock = ContinuousClock()
         let deadline = timeout.map { clock.now + $0 }
         for lock in plan.locks {
             var backoff = Backoff()
             while try !held.tryTake(lock) {
+                willWait()
                 try Task.checkCancellation()
                 if let deadline, clock.now >= deadline { throw timedOut(lock, timeout!) }
                 try await Task.sleep(for: backoff.next())
@@ -225,13 +243,13 @@ public struct FileCoordinator: Sendable {
         for lock in plan.locks where !enclosing.contains(where: { $0.offset == lock.offset && $0.mode >= lock.mode }) {
             guard try held.tryTake(lock) else {
                 throw DocumentKitError(
-                    .busy, operation: .open, path: lock.purpose,
+                    .busy, operation: .open, path: lock.purpose.description,
                     detail: "A coordination inside another one would have to wait for it (a deadlock risk); coordinate all the items of the operation in one call instead.")
             }
         }
     }
 
     private func timedOut(_ lock: LockPlan.Lock, _ timeout: Duration) -> DocumentKitError {
-        DocumentKitError(.busy, operation: .open, path: lock.purpose, detail: "Another coordination held it for longer than \(timeout).")
+        DocumentKitError(.busy, operation: .open, path: lock.purpose.description, detail: "Another coordination held it for longer than \(timeout).")
     }
 }

@@ -19,9 +19,7 @@ final class HeldLocks: @unchecked Sendable {
     init(namespace: CoordinationNamespace) throws(DocumentKitError) {
         self.namespace = namespace
         self.fd = try namespace.takeDescription()
-        var status = stat()
-        _ = fstat(fd, &status)
-        self.holder = LockPlan.Holder(lockFile: LockPlan.LockFile(device: UInt64(status.st_dev), inode: UInt64(status.st_ino)))
+        self.holder = LockPlan.Holder(lockFile: namespace.lockFile)
     }
 
     /// Takes `lock` now if no other coordination holds a conflicting one; false if one does.
@@ -37,7 +35,7 @@ final class HeldLocks: @unchecked Sendable {
             case EINTR: continue
             case EAGAIN, EACCES: return false
             default:
-                throw DocumentKitError(Errno(rawValue: errno), operation: .open, path: lock.purpose, step: "locking (F_OFD_SETLK)")
+                throw DocumentKitError(Errno(rawValue: errno), operation: .open, path: lock.purpose.description, step: "locking (F_OFD_SETLK)")
             }
         }
     }
@@ -45,7 +43,8 @@ final class HeldLocks: @unchecked Sendable {
     /// Releases every lock and gives the description back.
     func releaseAll() {
         holder.end()
-        for lock in held.reversed() { _ = dk_ofd_lock(fd, lock.offset, 1, 0, 0) }
+        // One call unlocks every byte this open file description holds.
+        if !held.isEmpty { _ = dk_ofd_lock(fd, 0, 0, 0, 0) }
         held.removeAll()
         namespace.returnDescription(fd)
     }

@@ -50,71 +50,105 @@ struct ItemPath: Sendable, Equatable {
         }
         var absolute = requested.hasPrefix("/") ? requested : FileManager.default.currentDirectoryPath + "/" + requested
         if resolvingFinalLink, let real = realPath(absolute) { absolute = real }
-        // The folder part is resolved by the kernel (realpath); missing trailing folders are kept as names.
-        var names = absolute.split(separator: "/").map(String.init).filter { $0 != "." && !$0.isEmpty }
-        var folded: [String] = []
-        for name in names {
-            if name == ".." { _ = folded.popLast() } else { folded.append(name) }
+        while absolute.count > 1 && absolute.hasSuffix("/") { absolute.removeLast() }
+        guard let slash = absolute.lastIndex(of: "/") else {
+            throw DocumentKitError(.invalidArgument, operation: .open, path: requested, detail: "Not an absolute path.")
         }
-        names = folded
-        guard let last = names.popLast() else {
+        var folder = String(absolute[..<slash])
+        var name = String(absolute[absolute.index(after: slash)...])
+        if name == "." || name == ".." {
+            // The item is a folder named through `.` or `..`: let the kernel say which.
+            guard let real = realPath(absolute), real != "/" else {
+                throw DocumentKitError(.invalidArgument, operation: .open, path: requested, detail: "The root folder can't be coordinated.")
+            }
+            let realSlash = real.lastIndex(of: "/")!
+            folder = String(real[..<realSlash])
+            name = String(real[real.index(after: realSlash)...])
+        }
+        if folder.isEmpty { folder = "/" }
+        guard !name.isEmpty else {
             throw DocumentKitError(.invalidArgument, operation: .open, path: requested, detail: "The root folder can't be coordinated.")
         }
-        var existing = names
-        var missing: [String] = []
-        var folder = "/" + existing.joined(separator: "/")
-        while realPath(folder) == nil, let name = existing.popLast() {
-            missing.insert(name, at: 0)
-            folder = "/" + existing.joined(separator: "/")
-        }
-        guard let realFolder = realPath(folder) else {
-            throw DocumentKitError(.notFound, operation: .open, path: requested, detail: "No folder on its path exists.")
-        }
-        let chain = realFolder.split(separator: "/").map(String.init) + missing + [last]
-        return try build(chain: chain, namespace: namespace, requested: requested)
+        let chain = try folderChain(folder, namespace: namespace, requested: requested)
+        let comparedName = chain.caseInsensitive ? name.precomposedStringWithCanonicalMapping.lowercased() : name
+        let path = (chain.realPath == "/" ? "" : chain.realPath) + "/" + name
+        let last = Component(
+            device: chain.device, folderInode: chain.inode, name: chain.exists ? comparedName : path, isPackage: false)
+        return ItemPath(components: chain.components + [last], path: path)
     }
 
-    private static func build(chain: [String], namespace: CoordinationNamespace, requested: String)
-        throws(DocumentKitError) -> ItemPath
+    private struct FolderChain {
+        let components: [Component]
+        let realPath: String
+        let device: UInt64
+        let inode: UInt64
+        let caseInsensitive: Bool
+        let exists: Bool
+    }
+
+    /// The folder's own chain (from below `/` down to the folder), from the cache while valid.
+    private static func folderChain(_ folder: String, namespace: CoordinationNamespace, requested: String)
+        throws(DocumentKitError) -> FolderChain
     {
+        if let entry = namespace.folderChains.lookup(folder) {
+            return FolderChain(
+                components: entry.components, realPath: entry.realPath, device: entry.device, inode: entry.inode,
+                caseInsensitive: entry.caseInsensitive, exists: true)
+        }
+        // Up to the nearest existing folder, resolved by the kernel; missing ones kept as names.
+        var existing = folder
+        var missing: [String] = []
+        var real = realPath(existing)
+        while real == nil, existing != "/", let slash = existing.lastIndex(of: "/") {
+            missing.insert(String(existing[existing.index(after: slash)...]), at: 0)
+            existing = slash == existing.startIndex ? "/" : String(existing[..<slash])
+            real = realPath(existing)
+        }
+        guard let realFolder = real else {
+            throw DocumentKitError(.notFound, operation: .open, path: requested, detail: "No folder on its path exists.")
+        }
+        let names = realFolder.split(separator: "/").map(String.init) + missing.filter { $0 != "." && !$0.isEmpty }
         var components: [Component] = []
-        components.reserveCapacity(chain.count)
-        var folder = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard folder >= 0 else { throw DocumentKitError(Errno(rawValue: errno), operation: .open, path: "/", step: "opening /") }
-        defer { if folder >= 0 { close(folder) } }
-        var folderStatus = stat()
-        var folderExists = true
+        var fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw DocumentKitError(Errno(rawValue: errno), operation: .open, path: "/", step: "opening /") }
+        defer { if fd >= 0 { close(fd) } }
         var status = stat()
-        _ = fstat(folder, &folderStatus)
-        var caseInsensitive = dk_directory_is_case_insensitive(folder) == 1
+        _ = fstat(fd, &status)
+        var caseInsensitive = dk_directory_is_case_insensitive(fd) == 1
         var path = ""
-        for (index, name) in chain.enumerated() {
+        for name in names {
             path += "/" + name
-            let comparedName = caseInsensitive ? name.precomposedStringWithCanonicalMapping.lowercased() : name
-            var isDirectory = false
-            var next: CInt = -1
-            if folderExists, fstatat(folder, name, &status, AT_SYMLINK_NOFOLLOW) == 0 {
-                isDirectory = (status.st_mode & S_IFMT) == S_IFDIR
-                if isDirectory, index < chain.count - 1 {
-                    next = openat(folder, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-                }
+            guard fd >= 0 else {
+                // Below a missing folder: keyed by the full path.
+                components.append(Component(device: 0, folderInode: 0, name: path, isPackage: namespace.isPackageName(name)))
+                continue
             }
-            let isPackage = (isDirectory || !folderExists || index < chain.count - 1) && namespace.isPackageName(name)
+            let compared = caseInsensitive ? name.precomposedStringWithCanonicalMapping.lowercased() : name
             components.append(
                 Component(
-                    device: UInt64(folderExists ? folderStatus.st_dev : 0), folderInode: folderExists ? UInt64(folderStatus.st_ino) : 0,
-                    name: folderExists ? comparedName : path, isPackage: isPackage))
-            guard index < chain.count - 1 else { break }
-            close(folder)
-            folder = next
-            if next >= 0 {
-                _ = fstat(folder, &folderStatus)
-                caseInsensitive = dk_directory_is_case_insensitive(folder) == 1
-            } else {
-                folderExists = false  // below a missing folder: keyed by the full path
+                    device: UInt64(status.st_dev), folderInode: UInt64(status.st_ino), name: compared,
+                    isPackage: namespace.isPackageName(name)))
+            let next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            close(fd)
+            fd = next
+            if fd >= 0 {
+                _ = fstat(fd, &status)
+                caseInsensitive = dk_directory_is_case_insensitive(fd) == 1
             }
         }
-        return ItemPath(components: components, path: path)
+        let realPath = names.isEmpty ? "/" : path
+        guard fd >= 0 else {
+            return FolderChain(components: components, realPath: realPath, device: 0, inode: 0, caseInsensitive: false, exists: false)
+        }
+        let chain = FolderChain(
+            components: components, realPath: realPath, device: UInt64(status.st_dev), inode: UInt64(status.st_ino),
+            caseInsensitive: caseInsensitive, exists: true)
+        namespace.folderChains.store(
+            FolderChainCache.Entry(
+                device: chain.device, inode: chain.inode, components: components, realPath: realPath,
+                caseInsensitive: caseInsensitive, expires: FolderChainCache.now() + 1_000_000_000),
+            for: folder)
+        return chain
     }
 
     private static func realPath(_ path: String) -> String? {

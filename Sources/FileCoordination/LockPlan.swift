@@ -16,11 +16,30 @@ struct LockPlan: Sendable, Equatable {
     struct Lock: Sendable, Hashable {
         let offset: Int64
         var mode: Mode
-        /// What it is for, in words (for messages).
-        let purpose: String
+        /// What it is for (for messages).
+        let purpose: Purpose
         /// The coordination holding it, once taken: a lock covers a nested coordination only
         /// while it is held, and only in its own namespace.
         var holder: Holder? = nil
+    }
+
+    /// What a lock is for, described only when a message needs it (building the words for every
+    /// lock would cost more than the locking).
+    struct Purpose: Sendable, Hashable, CustomStringConvertible {
+        enum Kind: Sendable, Hashable { case inside, unit, everythingInside }
+        let itemPath: String
+        /// How many path components (from the root) name the folder or unit concerned.
+        let depth: Int
+        let kind: Kind
+
+        var description: String {
+            let path = "/" + itemPath.split(separator: "/").prefix(depth).joined(separator: "/")
+            switch kind {
+            case .inside: return "inside \(path)"
+            case .unit: return path
+            case .everythingInside: return "everything inside \(path)"
+            }
+        }
     }
 
     /// A lock file, by (device, inode): two namespace objects on one folder share it.
@@ -55,13 +74,17 @@ struct LockPlan: Sendable, Equatable {
         // Every folder above the unit: shared subtree lock (delete/move/replace of it waits for us).
         for index in 0..<unit {
             let key = item.components[index].key
-            insert(Lock(offset: Self.itemOffset(key) + 1, mode: .shared, purpose: "inside \(item.path(upTo: index))"))
+            insert(Lock(offset: Self.itemOffset(key) + 1, mode: .shared, purpose: Purpose(itemPath: item.path, depth: index + 1, kind: .inside)))
         }
         let key = item.components[unit].key
-        insert(Lock(offset: Self.itemOffset(key), mode: writing ? .exclusive : .shared, purpose: item.path(upTo: unit)))
+        insert(Lock(
+            offset: Self.itemOffset(key), mode: writing ? .exclusive : .shared,
+            purpose: Purpose(itemPath: item.path, depth: unit + 1, kind: .unit)))
         // Deleting, moving or replacing a folder waits for, and blocks, everything inside it.
         if writing && scopesSubtree {
-            insert(Lock(offset: Self.itemOffset(key) + 1, mode: .exclusive, purpose: "everything inside \(item.path(upTo: unit))"))
+            insert(Lock(
+                offset: Self.itemOffset(key) + 1, mode: .exclusive,
+                purpose: Purpose(itemPath: item.path, depth: unit + 1, kind: .everythingInside)))
         }
     }
 
