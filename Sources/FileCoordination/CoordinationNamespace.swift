@@ -35,6 +35,8 @@ public final class CoordinationNamespace: Sendable {
     let folderChains: FolderChainCache
     /// The lock file's identity (locks cover nested coordinations only on the same file).
     let lockFile: LockPlan.LockFile
+    /// This process's presenters in the namespace.
+    let presenters: PresenterRegistry
 
     /// A namespace in `directory` (created, with its parents, if missing). `packageExtensions`
     /// are compared without regard to case.
@@ -50,6 +52,8 @@ public final class CoordinationNamespace: Sendable {
         self.lockFile = LockPlan.LockFile(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
         self.pool = Mutex([fd])
         self.folderChains = FolderChainCache()
+        let extensions = self.packageExtensions
+        self.presenters = PresenterRegistry(isPackageName: { name in Self.isPackageName(name, extensions: extensions) })
     }
 
     private static func openLockFile(in path: String, lockFilePath: String) throws(DocumentKitError) -> CInt {
@@ -105,8 +109,10 @@ public final class CoordinationNamespace: Sendable {
     }
 
     /// Whether a directory named `name` is a package.
-    func isPackageName(_ name: String) -> Bool {
-        guard !packageExtensions.isEmpty, let dot = name.lastIndex(of: "."), dot != name.startIndex else { return false }
-        return packageExtensions.contains(name[name.index(after: dot)...].lowercased())
+    func isPackageName(_ name: String) -> Bool { Self.isPackageName(name, extensions: packageExtensions) }
+
+    private static func isPackageName(_ name: String, extensions: Set<String>) -> Bool {
+        guard !extensions.isEmpty, let dot = name.lastIndex(of: "."), dot != name.startIndex else { return false }
+        return extensions.contains(name[name.index(after: dot)...].lowercased())
     }
 }

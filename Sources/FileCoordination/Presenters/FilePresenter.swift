@@ -1,0 +1,78 @@
+import Foundation
+
+/// An object that presents an item (a file, a package or a folder) and hears about changes
+/// other threads and processes make to it, as `NSFilePresenter` on Apple platforms.
+///
+/// Register it with ``CoordinationNamespace/addPresenter(_:)``. Callbacks arrive in order, one
+/// at a time, on the presenter's own serial delivery (never two at once for one presenter), and
+/// are `async`: a callback may await whatever it needs. Every method has a default that does
+/// nothing, so a presenter implements only what it cares about.
+///
+/// Changes are seen through one file-system watcher per process (inotify on the folders of
+/// presented items), so writers that do not coordinate — editors, `mv`, `rm`, rsync, sync
+/// engines — are seen too. Each change is delivered once: a callback is sent only when the item
+/// on disk differs from what the presenter last heard about.
+///
+/// > Note: This release delivers the change, move, deletion and subitem callbacks. The
+/// > callbacks through which a coordinator in another process asks a presenter to save or to
+/// > step aside (`relinquish…`, `savePresentedItemChanges`) arrive in a later release.
+public protocol FilePresenter: AnyObject, Sendable {
+    /// The item presented, when the presenter is registered. The namespace follows moves of the
+    /// item itself and reports them through ``presentedItemDidMove(to:)``.
+    var presentedItemURL: URL? { get }
+
+    /// The item's contents or attributes changed (for a package: anything inside it).
+    func presentedItemDidChange() async
+    /// The item was moved or renamed; `newURL` is where it is now.
+    func presentedItemDidMove(to newURL: URL) async
+    /// The item was deleted. (For a writer that does not coordinate, this arrives after the fact.)
+    func accommodatePresentedItemDeletion() async
+    /// An item appeared inside the presented folder.
+    func presentedSubitemDidAppear(at url: URL) async
+    /// An item inside the presented folder was moved or renamed within it.
+    func presentedSubitem(at oldURL: URL, didMoveTo newURL: URL) async
+    /// An item inside the presented folder changed.
+    func presentedSubitemDidChange(at url: URL) async
+    /// An item inside the presented folder was deleted (or moved out of it).
+    func accommodatePresentedSubitemDeletion(at url: URL) async
+}
+
+extension FilePresenter {
+    public func presentedItemDidChange() async {}
+    public func presentedItemDidMove(to newURL: URL) async {}
+    public func accommodatePresentedItemDeletion() async {}
+    public func presentedSubitemDidAppear(at url: URL) async {}
+    public func presentedSubitem(at oldURL: URL, didMoveTo newURL: URL) async {}
+    public func presentedSubitemDidChange(at url: URL) async {}
+    public func accommodatePresentedSubitemDeletion(at url: URL) async {}
+}
+
+/// What happened to a presented item, as ``CoordinationNamespace/events(for:)`` reports it.
+public enum PresentedItemEvent: Sendable, Hashable, CustomStringConvertible {
+    /// The item changed.
+    case changed(URL)
+    /// The item moved from the first URL to the second.
+    case moved(from: URL, to: URL)
+    /// The item was deleted.
+    case deleted(URL)
+    /// An item appeared inside the presented folder.
+    case subitemAppeared(URL)
+    /// An item inside the presented folder changed.
+    case subitemChanged(URL)
+    /// An item inside the presented folder moved within it.
+    case subitemMoved(from: URL, to: URL)
+    /// An item inside the presented folder was deleted.
+    case subitemDeleted(URL)
+
+    public var description: String {
+        switch self {
+        case .changed(let url): "changed \(url.path)"
+        case .moved(let from, let to): "moved \(from.path) -> \(to.path)"
+        case .deleted(let url): "deleted \(url.path)"
+        case .subitemAppeared(let url): "appeared \(url.path)"
+        case .subitemChanged(let url): "changed \(url.path)"
+        case .subitemMoved(let from, let to): "moved \(from.path) -> \(to.path)"
+        case .subitemDeleted(let url): "deleted \(url.path)"
+        }
+    }
+}

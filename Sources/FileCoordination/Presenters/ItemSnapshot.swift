@@ -1,0 +1,86 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// What a presented item looked like on disk, to tell real changes from repeated events.
+struct ItemSnapshot: Sendable, Equatable {
+    var exists = false
+    var isDirectory = false
+    var device: UInt64 = 0
+    var inode: UInt64 = 0
+    /// Size, times and (for a package) every member's name and identity, folded into one value.
+    var fingerprint: Int = 0
+
+    /// One entry of a presented folder.
+    struct Child: Sendable, Equatable {
+        var inode: UInt64
+        var isDirectory: Bool
+        var fingerprint: Int
+    }
+
+    /// How much of an item its fingerprint covers.
+    enum Depth: Sendable {
+        /// A file, or a package: everything in it.
+        case contents
+        /// A plain folder: only which folder it is (what happens inside is reported as subitems).
+        case identity
+    }
+
+    /// Reads the item at `path`.
+    static func read(_ path: String, depth: Depth) -> ItemSnapshot {
+        var status = stat()
+        guard lstat(path, &status) == 0 else { return ItemSnapshot() }
+        var snapshot = ItemSnapshot(
+            exists: true, isDirectory: (status.st_mode & S_IFMT) == S_IFDIR, device: UInt64(status.st_dev),
+            inode: UInt64(status.st_ino))
+        var hasher = Hasher()
+        if snapshot.isDirectory && depth == .identity {
+            hasher.combine(snapshot.device)
+            hasher.combine(snapshot.inode)
+        } else {
+            combine(status, into: &hasher)
+            if snapshot.isDirectory { fingerprintTree(path, into: &hasher, depth: 0) }
+        }
+        snapshot.fingerprint = hasher.finalize()
+        return snapshot
+    }
+
+    /// The entries of the folder at `path`, one level down (packages fingerprinted whole).
+    static func children(of path: String, isPackage: (String) -> Bool) -> [String: Child] {
+        var result: [String: Child] = [:]
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] where !isTemporary(name) {
+            let child = read(path + "/" + name, depth: isPackage(name) ? .contents : .identity)
+            if child.exists {
+                result[name] = Child(inode: child.inode, isDirectory: child.isDirectory, fingerprint: child.fingerprint)
+            }
+        }
+        return result
+    }
+
+    /// DocumentKit's own temporary items (`.NAME.dk-…`) are not subitems anyone presents.
+    static func isTemporary(_ name: String) -> Bool { name.hasPrefix(".") && name.contains(".dk-") }
+
+    private static func combine(_ status: stat, into hasher: inout Hasher) {
+        hasher.combine(UInt64(status.st_dev))
+        hasher.combine(UInt64(status.st_ino))
+        hasher.combine(Int64(status.st_size))
+        hasher.combine(Int(status.st_mtim.tv_sec))
+        hasher.combine(Int(status.st_mtim.tv_nsec))
+        hasher.combine(Int(status.st_ctim.tv_sec))
+        hasher.combine(Int(status.st_ctim.tv_nsec))
+        hasher.combine(UInt32(status.st_mode))
+    }
+
+    private static func fingerprintTree(_ path: String, into hasher: inout Hasher, depth: Int) {
+        guard depth < 32, let names = try? FileManager.default.contentsOfDirectory(atPath: path) else { return }
+        for name in names.sorted() {
+            var status = stat()
+            let child = path + "/" + name
+            guard lstat(child, &status) == 0 else { continue }
+            hasher.combine(name)
+            combine(status, into: &hasher)
+            if (status.st_mode & S_IFMT) == S_IFDIR { fingerprintTree(child, into: &hasher, depth: depth + 1) }
+        }
+    }
+}

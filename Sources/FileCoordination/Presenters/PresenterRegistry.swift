@@ -1,0 +1,224 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The presenters of one process in one namespace, and the watcher that tells them about
+/// changes. Events only mark presenters to look again; what is delivered comes from comparing
+/// the item on disk with what the presenter last heard, so every change arrives once however
+/// many events it caused.
+final class PresenterRegistry: Sendable {
+    private struct Registration {
+        let presenter: any FilePresenter
+        let mailbox = PresenterMailbox()
+        var path: String
+        var snapshot: ItemSnapshot
+        /// For a presented plain folder: its entries, for subitem callbacks.
+        var children: [String: ItemSnapshot.Child]?
+        var isPackage: Bool
+    }
+
+    private struct State {
+        var registrations: [Int: Registration] = [:]
+        var nextID = 0
+        var dirty: Set<Int> = []
+        var scheduled = false
+    }
+
+    private let isPackageName: @Sendable (String) -> Bool
+    private let state = Mutex(State())
+    private let queue = DispatchQueue(label: "DocumentKit.presenters")
+    /// How long events settle before presenters are told (bursts become one callback).
+    private let settle: DispatchTimeInterval = .milliseconds(15)
+    private let watcherBox = Mutex<FileWatcher?>(nil)
+
+    init(isPackageName: @escaping @Sendable (String) -> Bool) {
+        self.isPackageName = isPackageName
+    }
+
+    private var watcher: FileWatcher {
+        watcherBox.withLock { box in
+            if let box { return box }
+            let made = FileWatcher { [weak self] events, overflowed in self?.handle(events, overflowed: overflowed) }
+            box = made
+            return made
+        }
+    }
+
+    // MARK: Registration
+
+    func add(_ presenter: any FilePresenter) -> Int? {
+        guard let url = presenter.presentedItemURL else { return nil }
+        let path = Self.realPath(of: url)
+        let name = (path as NSString).lastPathComponent
+        var snapshot = ItemSnapshot.read(path, depth: .identity)
+        let isPackage = snapshot.isDirectory && isPackageName(name)
+        if !snapshot.isDirectory || isPackage { snapshot = ItemSnapshot.read(path, depth: .contents) }
+        let children = snapshot.isDirectory && !isPackage ? ItemSnapshot.children(of: path, isPackage: isPackageName) : nil
+        let registration = Registration(presenter: presenter, path: path, snapshot: snapshot, children: children, isPackage: isPackage)
+        let id = state.withLock { state -> Int in
+            state.nextID += 1
+            state.registrations[state.nextID] = registration
+            return state.nextID
+        }
+        watchFolders(of: registration)
+        return id
+    }
+
+    func remove(_ id: Int) {
+        _ = state.withLock { $0.registrations.removeValue(forKey: id) }
+    }
+
+    /// How many presenters are registered.
+    var count: Int { state.withLock { $0.registrations.count } }
+
+    /// Records the item's present state as known to the presenter `id` (after its own write),
+    /// so the watcher does not report that write back to it.
+    func noteCurrentState(of id: Int) {
+        state.withLock { state in
+            guard var registration = state.registrations[id] else { return }
+            registration.snapshot = Self.snapshot(registration)
+            if registration.children != nil {
+                registration.children = ItemSnapshot.children(of: registration.path, isPackage: isPackageName)
+            }
+            state.registrations[id] = registration
+        }
+    }
+
+    // MARK: Events
+
+    private func handle(_ events: [FileWatcher.Event], overflowed: Bool) {
+        let schedule = state.withLock { state -> Bool in
+            for (id, registration) in state.registrations where overflowed || Self.concerns(events, registration.path) {
+                state.dirty.insert(id)
+            }
+            guard !state.dirty.isEmpty, !state.scheduled else { return false }
+            state.scheduled = true
+            return true
+        }
+        if schedule { queue.asyncAfter(deadline: .now() + settle) { self.evaluate() } }
+    }
+
+    private static func concerns(_ events: [FileWatcher.Event], _ path: String) -> Bool {
+        events.contains { event in
+            if event.folder == path { return true }
+            let eventPath = event.name.map { event.folder + "/" + $0 } ?? event.folder
+            return eventPath == path || eventPath.hasPrefix(path + "/")
+        }
+    }
+
+    private func evaluate() {
+        let work = state.withLock { state -> [(Int, Registration)] in
+            state.scheduled = false
+            let ids = state.dirty
+            state.dirty.removeAll()
+            return ids.compactMap { id in state.registrations[id].map { (id, $0) } }
+        }
+        for (id, old) in work {
+            var registration = old
+            deliverChanges(&registration)
+            state.withLock { state in
+                if state.registrations[id] != nil { state.registrations[id] = registration }
+            }
+            if registration.path != old.path || registration.snapshot.inode != old.snapshot.inode { watchFolders(of: registration) }
+        }
+        watcher.forgetRenames()
+    }
+
+    private func deliverChanges(_ registration: inout Registration) {
+        let presenter = registration.presenter
+        let mailbox = registration.mailbox
+        let current = Self.snapshot(registration)
+        if !current.exists {
+            if registration.snapshot.exists {
+                if let destination = watcher.destination(ofRenameFrom: registration.path),
+                    ItemSnapshot.read(destination, depth: .identity).inode == registration.snapshot.inode
+                {
+                    registration.path = destination
+                    registration.snapshot = Self.snapshot(registration)
+                    let url = URL(fileURLWithPath: destination)
+                    mailbox.send { await presenter.presentedItemDidMove(to: url) }
+                } else {
+                    registration.snapshot = current
+                    mailbox.send { await presenter.accommodatePresentedItemDeletion() }
+                    return
+                }
+            } else {
+                return
+            }
+        } else if current != registration.snapshot {
+            registration.snapshot = current
+            mailbox.send { await presenter.presentedItemDidChange() }
+        }
+        guard let before = registration.children else { return }
+        let after = ItemSnapshot.children(of: registration.path, isPackage: isPackageName)
+        registration.children = after
+        deliverSubitemChanges(from: before, to: after, in: registration.path, presenter: presenter, mailbox: mailbox)
+    }
+
+    private func deliverSubitemChanges(
+        from before: [String: ItemSnapshot.Child], to after: [String: ItemSnapshot.Child], in folder: String,
+        presenter: any FilePresenter, mailbox: PresenterMailbox
+    ) {
+        func url(_ name: String) -> URL { URL(fileURLWithPath: folder + "/" + name) }
+        var appeared = after.keys.filter { before[$0] == nil }
+        for name in before.keys.sorted() {
+            guard let old = before[name] else { continue }
+            if let new = after[name] {
+                if new != old {
+                    let changed = url(name)
+                    mailbox.send { await presenter.presentedSubitemDidChange(at: changed) }
+                }
+            } else if let index = appeared.firstIndex(where: { after[$0]?.inode == old.inode }) {
+                let (from, to) = (url(name), url(appeared.remove(at: index)))
+                mailbox.send { await presenter.presentedSubitem(at: from, didMoveTo: to) }
+            } else {
+                let deleted = url(name)
+                mailbox.send { await presenter.accommodatePresentedSubitemDeletion(at: deleted) }
+            }
+        }
+        for name in appeared.sorted() {
+            let appearedURL = url(name)
+            mailbox.send { await presenter.presentedSubitemDidAppear(at: appearedURL) }
+        }
+    }
+
+    // MARK: Helpers
+
+    private static func snapshot(_ registration: Registration) -> ItemSnapshot {
+        let identity = ItemSnapshot.read(registration.path, depth: .identity)
+        guard identity.exists, !identity.isDirectory || registration.isPackage else { return identity }
+        return ItemSnapshot.read(registration.path, depth: .contents)
+    }
+
+    /// The folders to watch for a presented item: its folder, itself if it is a folder, and
+    /// every folder inside it if it is a package.
+    private func watchFolders(of registration: Registration) {
+        let parent = (registration.path as NSString).deletingLastPathComponent
+        watcher.watch(parent.isEmpty ? "/" : parent)
+        guard registration.snapshot.isDirectory else { return }
+        watcher.watch(registration.path)
+        guard registration.isPackage else { return }
+        let enumerator = FileManager.default.enumerator(atPath: registration.path)
+        while let relative = enumerator?.nextObject() as? String {
+            var status = stat()
+            let path = registration.path + "/" + relative
+            if lstat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR { watcher.watch(path) }
+        }
+    }
+
+    /// The path with its folder resolved by the kernel (so events, which name watched folders by
+    /// the paths we gave, match), and its last component as given.
+    static func realPath(of url: URL) -> String {
+        var path = url.path
+        while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+        let folder = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        guard let resolved = realpath(folder.isEmpty ? "/" : folder, nil) else { return path }
+        defer { free(resolved) }
+        let real = String(cString: resolved)
+        return (real == "/" ? "" : real) + "/" + name
+    }
+}

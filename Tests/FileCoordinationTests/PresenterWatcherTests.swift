@@ -1,0 +1,152 @@
+import DocumentKit
+import Foundation
+import Synchronization
+import Testing
+
+/// Collects a presenter's events; `next` waits for the next one, `quiet` checks none follow.
+final class EventCollector: Sendable {
+    private final class Storage: Sendable {
+        let events = Mutex<[PresentedItemEvent]>([])
+    }
+
+    private let storage = Storage()
+    private let task: Task<Void, Never>
+
+    init(_ stream: AsyncStream<PresentedItemEvent>) {
+        let storage = self.storage
+        task = Task { for await event in stream { storage.events.withLock { $0.append(event) } } }
+    }
+
+    deinit { task.cancel() }
+
+    /// Waits (up to `timeout`) until `count` events arrived; returns them all.
+    func wait(for count: Int, timeout: Duration = .seconds(10)) async -> [PresentedItemEvent] {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let now = storage.events.withLock { $0 }
+            if now.count >= count { return now }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return storage.events.withLock { $0 }
+    }
+
+    /// All events after a quiet period (so that late duplicates would be seen).
+    func settled(after quiet: Duration = .milliseconds(300)) async -> [PresentedItemEvent] {
+        try? await Task.sleep(for: quiet)
+        return storage.events.withLock { $0 }
+    }
+}
+
+/// Runs a shell command, as an uncoordinated writer.
+func shell(_ command: String) throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/sh")
+    process.arguments = ["-c", command]
+    try process.run()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0, "\(command)")
+}
+
+@Suite("Presenters hear about uncoordinated writers, once each")
+struct PresenterWatcherTests {
+    @Test("echo > file: one didChange")
+    func fileChangedByShell() async throws {
+        let fixture = try Fixture()
+        try fixture.makeFile("note.txt", "old\n")
+        let events = EventCollector(fixture.namespace.events(for: fixture.url("note.txt")))
+        try await Task.sleep(for: .milliseconds(50))
+        try shell("echo new > '\(fixture.url("note.txt").path)'")
+        _ = await events.wait(for: 1)
+        #expect(await events.settled() == [.changed(fixture.url("note.txt"))])
+    }
+
+    @Test("mv file: didMove to the new name; rm: deletion")
+    func fileMovedAndRemovedByShell() async throws {
+        let fixture = try Fixture()
+        try fixture.makeFile("a.txt")
+        let events = EventCollector(fixture.namespace.events(for: fixture.url("a.txt")))
+        try await Task.sleep(for: .milliseconds(50))
+        try shell("mv '\(fixture.url("a.txt").path)' '\(fixture.url("b.txt").path)'")
+        _ = await events.wait(for: 1)
+        try shell("rm '\(fixture.url("b.txt").path)'")
+        _ = await events.wait(for: 2)
+        #expect(await events.settled() == [.moved(from: fixture.url("a.txt"), to: fixture.url("b.txt")), .deleted(fixture.url("b.txt"))])
+    }
+
+    @Test("an atomic save by another program (temp file renamed over) is one didChange, not a deletion")
+    func atomicReplaceByShell() async throws {
+        let fixture = try Fixture()
+        try fixture.makeFile("doc.txt", "v1\n")
+        let events = EventCollector(fixture.namespace.events(for: fixture.url("doc.txt")))
+        try await Task.sleep(for: .milliseconds(50))
+        let path = fixture.url("doc.txt").path
+        try shell("printf 'v2\\n' > '\(path).tmp' && mv '\(path).tmp' '\(path)'")
+        _ = await events.wait(for: 1)
+        #expect(await events.settled() == [.changed(fixture.url("doc.txt"))])
+    }
+
+    @Test("touch inside a package: one didChange for the package")
+    func touchInsidePackage() async throws {
+        let fixture = try Fixture()
+        try fixture.makeFile("Doc.pkg/body.md")
+        try fixture.makeFile("Doc.pkg/nested/deep.txt")
+        let events = EventCollector(fixture.namespace.events(for: fixture.url("Doc.pkg")))
+        try await Task.sleep(for: .milliseconds(50))
+        try shell("touch '\(fixture.url("Doc.pkg/nested/deep.txt").path)'")
+        _ = await events.wait(for: 1)
+        #expect(await events.settled() == [.changed(fixture.url("Doc.pkg"))])
+    }
+
+    @Test("a DocumentKit package save by another process is one didChange")
+    func packageSaveIsOneChange() async throws {
+        let fixture = try Fixture()
+        let url = fixture.url("Doc.pkg")
+        try FileWrapper(directoryWithFileWrappers: ["a": FileWrapper(regularFileWithContents: Data("1".utf8))]).write(to: url)
+        let events = EventCollector(fixture.namespace.events(for: url))
+        try await Task.sleep(for: .milliseconds(50))
+        var tree = try FileWrapper(contentsOf: url)
+        tree["a"] = FileWrapper(regularFileWithContents: Data("2".utf8))
+        try tree.write(to: url)
+        _ = await events.wait(for: 1)
+        #expect(await events.settled() == [.changed(url)])
+    }
+
+    @Test("a presented folder hears of subitems appearing, changing, moving and going")
+    func folderSubitems() async throws {
+        let fixture = try Fixture()
+        try fixture.makeFile("Library/old.txt")
+        let library = fixture.url("Library")
+        let events = EventCollector(fixture.namespace.events(for: library))
+        try await Task.sleep(for: .milliseconds(50))
+        try shell("echo x > '\(library.path)/new.txt'")
+        _ = await events.wait(for: 1)
+        try shell("echo y >> '\(library.path)/old.txt'")
+        _ = await events.wait(for: 2)
+        try shell("mv '\(library.path)/new.txt' '\(library.path)/renamed.txt'")
+        _ = await events.wait(for: 3)
+        try shell("rm '\(library.path)/old.txt'")
+        _ = await events.wait(for: 4)
+        #expect(await events.settled() == [
+            .subitemAppeared(library.appendingPathComponent("new.txt")),
+            .subitemChanged(library.appendingPathComponent("old.txt")),
+            .subitemMoved(from: library.appendingPathComponent("new.txt"), to: library.appendingPathComponent("renamed.txt")),
+            .subitemDeleted(library.appendingPathComponent("old.txt")),
+        ])
+    }
+
+    @Test("many presenters in one process are cheap to register")
+    func manyPresenters() async throws {
+        let fixture = try Fixture()
+        try fixture.makeFolder("many")
+        var registrations: [PresenterRegistration] = []
+        final class Quiet: FilePresenter {
+            let presentedItemURL: URL?
+            init(_ url: URL) { presentedItemURL = url }
+        }
+        for index in 0..<2_000 {
+            registrations.append(fixture.namespace.addPresenter(Quiet(fixture.url("many/item-\(index).txt"))))
+        }
+        #expect(registrations.count == 2_000)
+        for registration in registrations { registration.remove() }
+    }
+}
