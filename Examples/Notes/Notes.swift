@@ -16,7 +16,8 @@ struct Notes: AsyncParsableCommand {
             """,
         version: NoteFormat.appVersion,
         subcommands: [
-            Init.self, New.self, List.self, Show.self, Edit.self, Attach.self, Remove.self, Move.self, Tour.self,
+            Init.self, New.self, List.self, Show.self, Edit.self, Attach.self, Remove.self, Move.self, Watch.self,
+            Tour.self,
         ]
     )
 

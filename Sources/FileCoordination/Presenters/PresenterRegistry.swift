@@ -122,7 +122,11 @@ final class PresenterRegistry: Sendable {
             state.withLock { state in
                 if state.registrations[id] != nil { state.registrations[id] = registration }
             }
-            if registration.path != old.path || registration.snapshot.inode != old.snapshot.inode { watchFolders(of: registration) }
+            if registration.path != old.path || registration.snapshot.inode != old.snapshot.inode
+                || registration.children != old.children
+            {
+                watchFolders(of: registration)
+            }
         }
         watcher.forgetRenames()
     }
@@ -171,7 +175,11 @@ final class PresenterRegistry: Sendable {
                     let changed = url(name)
                     mailbox.send { await presenter.presentedSubitemDidChange(at: changed) }
                 }
-            } else if let index = appeared.firstIndex(where: { after[$0]?.inode == old.inode }) {
+            } else if let index = appeared.firstIndex(where: { candidate in
+                // The same file under a new name, or a rename the watcher saw (the file may also
+                // have been replaced by a save just before or after the rename).
+                after[candidate]?.inode == old.inode || watcher.destination(ofRenameFrom: folder + "/" + name) == folder + "/" + candidate
+            }) {
                 let (from, to) = (url(name), url(appeared.remove(at: index)))
                 mailbox.send { await presenter.presentedSubitem(at: from, didMoveTo: to) }
             } else {
@@ -193,18 +201,29 @@ final class PresenterRegistry: Sendable {
         return ItemSnapshot.read(registration.path, depth: .contents)
     }
 
-    /// The folders to watch for a presented item: its folder, itself if it is a folder, and
-    /// every folder inside it if it is a package.
+    /// The folders to watch for a presented item: its folder; itself if it is a folder; every
+    /// folder inside it if it is a package; and, for a plain folder, every package directly in it
+    /// (changes inside those are changes of its subitems).
     private func watchFolders(of registration: Registration) {
         let parent = (registration.path as NSString).deletingLastPathComponent
         watcher.watch(parent.isEmpty ? "/" : parent)
         guard registration.snapshot.isDirectory else { return }
-        watcher.watch(registration.path)
-        guard registration.isPackage else { return }
-        let enumerator = FileManager.default.enumerator(atPath: registration.path)
+        if registration.isPackage {
+            watchTree(registration.path)
+        } else {
+            watcher.watch(registration.path)
+            for (name, child) in registration.children ?? [:] where child.isDirectory && isPackageName(name) {
+                watchTree(registration.path + "/" + name)
+            }
+        }
+    }
+
+    private func watchTree(_ root: String) {
+        watcher.watch(root)
+        let enumerator = FileManager.default.enumerator(atPath: root)
         while let relative = enumerator?.nextObject() as? String {
             var status = stat()
-            let path = registration.path + "/" + relative
+            let path = root + "/" + relative
             if lstat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR { watcher.watch(path) }
         }
     }

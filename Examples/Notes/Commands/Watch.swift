@@ -1,0 +1,83 @@
+import ArgumentParser
+import DocumentKit
+import Foundation
+
+/// One line of `notes watch --json`.
+struct WatchLine: Encodable {
+    let event: String
+    let title: String?
+    let path: String
+    let from: String?
+}
+
+struct Watch: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print a line for every change other processes make to the library or a note, until interrupted.")
+    @OptionGroup var options: LibraryOptions
+    @Argument(help: "Watch only this note.") var title: String?
+    @Flag(help: "Print JSON lines: {event, title, path, from}.") var json = false
+
+    func run() async throws {
+        try await runReportingErrors {
+            let library = try options.notesLibrary
+            var titles: [String: String] = [:]
+            for entry in try await library.entries() { titles[entry.url.standardizedFileURL.path] = entry.note.title }
+            let watched: URL
+            if let title {
+                watched = try await library.find(title).url
+            } else {
+                watched = library.url
+            }
+            let stream = library.coordinator.namespace.events(for: watched)
+            FileHandle.standardError.write(Data("notes: watching \(watched.path) (Ctrl-C to stop)\n".utf8))
+            for await event in stream {
+                guard let line = await describe(event, titles: &titles, library: library) else { continue }
+                emit(line)
+            }
+        }
+    }
+
+    /// The line for an event, keeping `titles` up to date; nil for things that are not notes.
+    private func describe(_ event: PresentedItemEvent, titles: inout [String: String], library: NotesLibrary) async
+        -> WatchLine?
+    {
+        func isNote(_ url: URL) -> Bool { url.pathExtension == NoteFormat.packageExtension && !url.lastPathComponent.hasPrefix(".") }
+        func currentTitle(_ url: URL) async -> String? {
+            let title = try? await NoteDocument.open(at: url, coordinator: library.coordinator).content.title
+            if let title { titles[url.standardizedFileURL.path] = title }
+            return title ?? titles[url.standardizedFileURL.path]
+        }
+        switch event {
+        case .changed(let url), .subitemChanged(let url):
+            guard isNote(url) else { return nil }
+            return WatchLine(event: "changed", title: await currentTitle(url), path: url.path, from: nil)
+        case .subitemAppeared(let url):
+            guard isNote(url) else { return nil }
+            return WatchLine(event: "appeared", title: await currentTitle(url), path: url.path, from: nil)
+        case .moved(let from, let to), .subitemMoved(let from, let to):
+            guard isNote(from) || isNote(to) else { return nil }
+            titles[from.standardizedFileURL.path] = nil
+            return WatchLine(event: "moved", title: await currentTitle(to), path: to.path, from: from.path)
+        case .deleted(let url), .subitemDeleted(let url):
+            guard isNote(url) else { return nil }
+            let title = titles.removeValue(forKey: url.standardizedFileURL.path)
+            return WatchLine(event: "deleted", title: title, path: url.path, from: nil)
+        }
+    }
+
+    private func emit(_ line: WatchLine) {
+        let text: String
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            text = (try? String(decoding: encoder.encode(line), as: UTF8.self)) ?? "{}"
+        } else {
+            let name = line.title.map { "“\($0)”" } ?? "(unreadable note)"
+            let file = URL(fileURLWithPath: line.path).lastPathComponent
+            let from = line.from.map { URL(fileURLWithPath: $0).lastPathComponent + " -> " } ?? ""
+            text = "\(line.event) \(name) (\(from)\(file))"
+        }
+        // Unbuffered, so that a pipe sees each line at once.
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+}

@@ -1,0 +1,84 @@
+import DocumentKitTesting
+import Foundation
+import Testing
+
+@Suite struct NotesWatchTests {
+    /// A running `notes watch --json`, its output read from a file as it grows.
+    final class Watcher {
+        let process = Process()
+        let output: URL
+
+        init(notes: NotesRunner, directory: TemporaryDirectory, arguments: [String] = []) throws {
+            output = directory.appending("watch-output.jsonl")
+            _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+            process.executableURL = NotesRunner.executable
+            process.arguments = ["watch", "--json"] + arguments + ["--library", notes.library.path]
+            process.standardOutput = try FileHandle(forWritingTo: output)
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+        }
+
+        /// The JSON lines so far.
+        func lines() -> [[String: String]] {
+            let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+            return text.split(separator: "\n").compactMap {
+                (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: String]
+            }
+        }
+
+        /// Waits until at least `count` lines arrived (or 10 s passed).
+        func wait(for count: Int) async -> [[String: String]] {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while ContinuousClock.now < deadline, lines().count < count { try? await Task.sleep(for: .milliseconds(20)) }
+            try? await Task.sleep(for: .milliseconds(300))  // late duplicates would show up here
+            return lines()
+        }
+
+        deinit {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+
+    @Test("notes watch prints a line per change other processes make: appeared, changed, moved, deleted")
+    func watchLibrary() async throws {
+        let directory = try TemporaryDirectory(prefix: "notes-watch")
+        let notes = NotesRunner(library: directory.appending("Library"))
+        try notes.ok(["init"])
+        try notes.ok(["new", "Existing", "--body", "one"])
+        let watcher = try Watcher(notes: notes, directory: directory)
+        try await Task.sleep(for: .milliseconds(500))  // let it start watching
+
+        try notes.ok(["new", "Fresh"])
+        var lines = await watcher.wait(for: 1)
+        #expect(lines.last?["event"] == "appeared" && lines.last?["title"] == "Fresh", "\(lines)")
+
+        try notes.ok(["edit", "Existing", "--append", "two"])
+        lines = await watcher.wait(for: 2)
+        #expect(lines.last?["event"] == "changed" && lines.last?["title"] == "Existing", "\(lines)")
+
+        // An uncoordinated writer: a shell command touching a member of the package.
+        let body = notes.library.appendingPathComponent("existing.note/body.md").path
+        try shellCommand("echo three >> '\(body)'")
+        lines = await watcher.wait(for: 3)
+        #expect(lines.count == 3 && lines.last?["event"] == "changed", "\(lines)")
+
+        try notes.ok(["rm", "Fresh"])
+        lines = await watcher.wait(for: 4)
+        #expect(lines.last?["event"] == "deleted" && lines.last?["title"] == "Fresh", "\(lines)")
+
+        try shellCommand("mv '\(notes.library.appendingPathComponent("existing.note").path)' '\(notes.library.appendingPathComponent("renamed.note").path)'")
+        lines = await watcher.wait(for: 5)
+        #expect(lines.last?["event"] == "moved" && lines.last?["title"] == "Existing", "\(lines)")
+        #expect(lines.count == 5, "one line per change: \(lines)")
+    }
+
+    private func shellCommand(_ command: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command]
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
+}
