@@ -38,9 +38,11 @@ struct ItemSnapshot: Sendable, Equatable {
         if snapshot.isDirectory && depth == .identity {
             hasher.combine(snapshot.device)
             hasher.combine(snapshot.inode)
+        } else if snapshot.isDirectory {
+            combine(status, into: &hasher, changeTime: false)
+            fingerprintTree(path, into: &hasher, depth: 0)
         } else {
             combine(status, into: &hasher)
-            if snapshot.isDirectory { fingerprintTree(path, into: &hasher, depth: 0) }
         }
         snapshot.fingerprint = hasher.finalize()
         return snapshot
@@ -61,14 +63,19 @@ struct ItemSnapshot: Sendable, Equatable {
     /// DocumentKit's own temporary items (`.NAME.dk-…`) are not subitems anyone presents.
     static func isTemporary(_ name: String) -> Bool { name.hasPrefix(".") && name.contains(".dk-") }
 
-    private static func combine(_ status: stat, into hasher: inout Hasher) {
+    /// Folds a file's identity, size, mode and times in. The change time counts only for an
+    /// item on its own: a package member's change time also moves when a save adds or removes a
+    /// hard link to it (saves share unchanged members), which is no change of the document.
+    private static func combine(_ status: stat, into hasher: inout Hasher, changeTime: Bool = true) {
         hasher.combine(UInt64(status.st_dev))
         hasher.combine(UInt64(status.st_ino))
         hasher.combine(Int64(status.st_size))
         hasher.combine(Int(status.st_mtim.tv_sec))
         hasher.combine(Int(status.st_mtim.tv_nsec))
-        hasher.combine(Int(status.st_ctim.tv_sec))
-        hasher.combine(Int(status.st_ctim.tv_nsec))
+        if changeTime {
+            hasher.combine(Int(status.st_ctim.tv_sec))
+            hasher.combine(Int(status.st_ctim.tv_nsec))
+        }
         hasher.combine(UInt32(status.st_mode))
     }
 
@@ -79,7 +86,7 @@ struct ItemSnapshot: Sendable, Equatable {
             let child = path + "/" + name
             guard lstat(child, &status) == 0 else { continue }
             hasher.combine(name)
-            combine(status, into: &hasher)
+            combine(status, into: &hasher, changeTime: false)
             if (status.st_mode & S_IFMT) == S_IFDIR { fingerprintTree(child, into: &hasher, depth: depth + 1) }
         }
     }

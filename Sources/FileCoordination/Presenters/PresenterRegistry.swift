@@ -31,7 +31,7 @@ final class PresenterRegistry: Sendable {
     private let state = Mutex(State())
     private let queue = DispatchQueue(label: "DocumentKit.presenters")
     /// How long events settle before presenters are told (bursts become one callback).
-    private let settle: DispatchTimeInterval = .milliseconds(15)
+    private let settle: DispatchTimeInterval = .milliseconds(1)
     private let watcherBox = Mutex<FileWatcher?>(nil)
 
     init(isPackageName: @escaping @Sendable (String) -> Bool) {
