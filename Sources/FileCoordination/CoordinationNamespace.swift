@@ -37,6 +37,22 @@ public final class CoordinationNamespace: Sendable {
     let lockFile: LockPlan.LockFile
     /// This process's presenters in the namespace.
     let presenters: PresenterRegistry
+    private let presenceServer = Mutex<PresenceServer?>(nil)
+
+    /// This process's presence server, started when it first presents something.
+    var presence: PresenceServer? {
+        presenceServer.withLock { server in
+            if server == nil, presenters.count > 0 {
+                server = PresenceServer(namespaceDirectory: directory, registry: presenters)
+            }
+            return server
+        }
+    }
+
+    /// Asks other processes' presenters.
+    var presenceClient: PresenceClient {
+        PresenceClient(folder: directory.appendingPathComponent("presenters").path, ownName: presenceServer.withLock { $0?.name })
+    }
 
     /// A namespace in `directory` (created, with its parents, if missing). `packageExtensions`
     /// are compared without regard to case.

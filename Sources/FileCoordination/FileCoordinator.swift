@@ -29,9 +29,18 @@ import Foundation
 public struct FileCoordinator: Sendable {
     /// The namespace shared with the other processes.
     public let namespace: CoordinationNamespace
+    /// The presenter this coordinator works for: it is not asked about its own coordinations.
+    public let presenter: PresenterRegistration?
+    /// How long presenters (in any process) may take to answer before the coordination fails
+    /// with `busy`, naming the process that did not answer.
+    public let presenterTimeout: Duration
 
-    /// A coordinator in `namespace`.
-    public init(namespace: CoordinationNamespace) { self.namespace = namespace }
+    /// A coordinator in `namespace`, working for `presenter` (if any).
+    public init(namespace: CoordinationNamespace, presenter: PresenterRegistration? = nil, presenterTimeout: Duration = .seconds(5)) {
+        self.namespace = namespace
+        self.presenter = presenter
+        self.presenterTimeout = presenterTimeout
+    }
 
     @TaskLocal static var heldByEnclosingCoordination: [LockPlan.Lock] = []
 
@@ -120,8 +129,16 @@ public struct FileCoordinator: Sendable {
             throw error
         }
         defer { held.releaseAll() }
+        let sessions = try await askPresenters(resolved)
         let granted = grant(resolved, originals: intents, startingIdentities: starting)
-        return try await Self.$heldByEnclosingCoordination.withValue(held.held) { try await accessor(granted) }
+        do {
+            let result = try await Self.$heldByEnclosingCoordination.withValue(held.held) { try await accessor(granted) }
+            await sessions.end()
+            return result
+        } catch {
+            await sessions.end()
+            throw error
+        }
     }
 
     // MARK: Internals
@@ -143,6 +160,8 @@ public struct FileCoordinator: Sendable {
                 if starting == nil { starting = resolved.map { Self.identity(of: $0.item.path) } }
             }
         }
+        let sessions = enclosing.isEmpty ? try askPresentersBlocking(resolved) : PresenterSessions()
+        defer { sessions.endBlocking() }
         let granted = grant(resolved, originals: intents, startingIdentities: starting)
         return try Self.$heldByEnclosingCoordination.withValue(enclosing + held.held) { try accessor(granted) }
     }
@@ -181,6 +200,7 @@ public struct FileCoordinator: Sendable {
             plan.add(item, writing: writing, scopesSubtree: scopesSubtree)
             resolved.append(Resolved(intent: intent, item: item))
         }
+        try refuseCoordinationFromPresenterCallback(plan, resolved)
         return (plan, resolved)
     }
 

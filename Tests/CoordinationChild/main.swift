@@ -17,6 +17,14 @@
 // PATH, adds 1 and writes it back with a plain, non-atomic write (truncate, then write). Exits 1
 // if it ever reads something that is not an integer.
 //
+//     dk-coordination-child present NAMESPACE_DIR EXTS PATH BEHAVIOUR
+//
+// Registers a presenter of PATH, prints `ready <pid>`, then one line per callback
+// (`save`, `relinquish-reader`, `relinquish-writer`, `reacquire`, `deletion`, `changed`) until a
+// line arrives on standard input or it closes. BEHAVIOUR: `log` (only that), `slow` (takes 10 s to
+// relinquish), `nested` (tries to coordinate a read of PATH from inside the relinquish callback and
+// prints `nested-refused` or `nested-ran`), `save=TEXT` (writes TEXT to PATH when asked to save).
+//
 // Times are CLOCK_MONOTONIC nanoseconds, comparable across the processes of one machine; every
 // line is flushed at once. Exit status 2: bad arguments; 3: the coordination failed.
 
@@ -134,7 +142,63 @@ case "increment":
         }
     }
 
+case "present":
+    guard arguments.count >= 6 else { fail("present: bad arguments", status: 2) }
+    let presenter = LoggingPresenter(url: URL(fileURLWithPath: arguments[4]), behaviour: arguments[5], coordinator: coordinator)
+    let registration = coordinator.namespace.addPresenter(presenter)
+    say("ready \(getpid())")
+    var byte: UInt8 = 0
+    while read(0, &byte, 1) < 0 && errno == EINTR {}
+    registration.remove()
+
 default:
     fail("unknown command \(arguments[1])", status: 2)
 }
 exit(0)
+
+/// A presenter that reports its callbacks on standard output.
+final class LoggingPresenter: FilePresenter {
+    let presentedItemURL: URL?
+    let behaviour: String
+    let coordinator: FileCoordinator
+
+    init(url: URL, behaviour: String, coordinator: FileCoordinator) {
+        presentedItemURL = url
+        self.behaviour = behaviour
+        self.coordinator = coordinator
+    }
+
+    func savePresentedItemChanges() async throws {
+        say("save")
+        if behaviour.hasPrefix("save=") {
+            try Data(behaviour.dropFirst(5).utf8).write(to: presentedItemURL!)
+        }
+    }
+
+    func relinquishPresentedItemToReader() async -> (@Sendable () async -> Void)? {
+        say("relinquish-reader")
+        await misbehave()
+        return { say("reacquire") }
+    }
+
+    func relinquishPresentedItemToWriter() async -> (@Sendable () async -> Void)? {
+        say("relinquish-writer")
+        await misbehave()
+        return { say("reacquire") }
+    }
+
+    func accommodatePresentedItemDeletion() async { say("deletion") }
+    func presentedItemDidChange() async { say("changed") }
+
+    private func misbehave() async {
+        if behaviour == "slow" { try? await Task.sleep(for: .seconds(10)) }
+        if behaviour == "nested" {
+            do {
+                try coordinator.coordinate(readingItemAt: presentedItemURL!) { _ in }
+                say("nested-ran")
+            } catch {
+                say("nested-refused")
+            }
+        }
+    }
+}

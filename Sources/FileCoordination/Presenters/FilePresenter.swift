@@ -13,13 +13,28 @@ import Foundation
 /// engines — are seen too. Each change is delivered once: a callback is sent only when the item
 /// on disk differs from what the presenter last heard about.
 ///
-/// > Note: This release delivers the change, move, deletion and subitem callbacks. The
-/// > callbacks through which a coordinator in another process asks a presenter to save or to
-/// > step aside (`relinquish…`, `savePresentedItemChanges`) arrive in a later release.
+/// A coordinator of the same item, in this process or another, asks the presenter first:
+/// ``savePresentedItemChanges()`` before a read (unless it reads `withoutChanges`) or a merging
+/// write, ``relinquishPresentedItemToReader()`` / ``relinquishPresentedItemToWriter()`` before
+/// its accessor runs (the returned reacquirer runs when it is done), and
+/// ``accommodatePresentedItemDeletion()`` before it deletes the item.
+///
+/// > Important: A callback must not start a coordination of the item it is asked about: the
+/// > coordinator is waiting for it, so that would deadlock. DocumentKit detects it and fails
+/// > that coordination at once with `busy`.
 public protocol FilePresenter: AnyObject, Sendable {
     /// The item presented, when the presenter is registered. The namespace follows moves of the
     /// item itself and reports them through ``presentedItemDidMove(to:)``.
     var presentedItemURL: URL? { get }
+
+    /// Someone will read the item: write out unsaved changes now. A thrown error fails their coordination.
+    func savePresentedItemChanges() async throws
+    /// Someone will read the item: pause what would disturb a reader. The returned closure, if
+    /// any, runs when the reader is done.
+    func relinquishPresentedItemToReader() async -> (@Sendable () async -> Void)?
+    /// Someone will write the item: stop writing it. The returned closure, if any, runs when the
+    /// writer is done.
+    func relinquishPresentedItemToWriter() async -> (@Sendable () async -> Void)?
 
     /// The item's contents or attributes changed (for a package: anything inside it).
     func presentedItemDidChange() async
@@ -38,6 +53,9 @@ public protocol FilePresenter: AnyObject, Sendable {
 }
 
 extension FilePresenter {
+    public func savePresentedItemChanges() async throws {}
+    public func relinquishPresentedItemToReader() async -> (@Sendable () async -> Void)? { nil }
+    public func relinquishPresentedItemToWriter() async -> (@Sendable () async -> Void)? { nil }
     public func presentedItemDidChange() async {}
     public func presentedItemDidMove(to newURL: URL) async {}
     public func accommodatePresentedItemDeletion() async {}

@@ -22,7 +22,14 @@ final class PresenterMailbox: Sendable {
             state.draining = true
             return true
         }
-        if start { Task { await self.drain() } }
+        if start { Task(executorPreference: PresenterExecutor.shared) { await self.drain() } }
+    }
+
+    /// Runs `body` in turn with the mailbox's other messages and returns its result.
+    func perform<T: Sendable>(_ body: @escaping @Sendable () async -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            send { continuation.resume(returning: await body()) }
+        }
     }
 
     private func drain() async {

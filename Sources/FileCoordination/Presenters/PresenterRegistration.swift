@@ -6,15 +6,22 @@ import Synchronization
 public final class PresenterRegistration: Sendable {
     private let registry: PresenterRegistry
     private let id: Mutex<Int?>
+    private let onRemove: @Sendable (Int64) -> Void
 
-    init(registry: PresenterRegistry, id: Int?) {
+    init(registry: PresenterRegistry, id: Int?, onRemove: @escaping @Sendable (Int64) -> Void = { _ in }) {
         self.registry = registry
         self.id = Mutex(id)
+        self.onRemove = onRemove
     }
+
+    /// The registry's id of the presenter, while registered.
+    var currentID: Int? { id.withLock { $0 } }
 
     /// Stops delivering callbacks to the presenter. Callbacks already under way finish.
     public func remove() {
-        if let id = id.withLock({ value -> Int? in defer { value = nil }; return value }) { registry.remove(id) }
+        if let id = id.withLock({ value -> Int? in defer { value = nil }; return value }), let lastOfUnit = registry.remove(id) {
+            onRemove(lastOfUnit)
+        }
     }
 
     /// Takes the item as it is now as known to the presenter: call it after the presenter's own
@@ -32,7 +39,13 @@ extension CoordinationNamespace {
     /// A presenter whose URL is nil is not registered (the returned registration does nothing).
     /// The registration holds the presenter; removing it (or releasing it) ends the callbacks.
     public func addPresenter(_ presenter: any FilePresenter) -> PresenterRegistration {
-        PresenterRegistration(registry: presenters, id: presenters.add(presenter))
+        let unit = presenter.presentedItemURL.flatMap { url -> Int64? in
+            guard let item = try? ItemPath.resolve(url, resolvingFinalLink: false, namespace: self) else { return nil }
+            return LockPlan.itemOffset(item.components[item.lockUnitIndex].key)
+        }
+        let id = presenters.add(presenter, unit: unit)
+        if let unit, id != nil, presenters.presenterCount(of: unit) == 1 { presence?.publish(unit) }
+        return PresenterRegistration(registry: presenters, id: id, onRemove: { [weak self] unit in self?.presence?.unpublish(unit) })
     }
 
     /// The changes to the item at `url` (for a folder: to the items directly inside it too), as

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import DocumentKitSystem
 import Dispatch
 import Foundation
 import Synchronization
@@ -18,6 +19,12 @@ final class PresenterRegistry: Sendable {
         /// For a presented plain folder: its entries, for subitem callbacks.
         var children: [String: ItemSnapshot.Child]?
         var isPackage: Bool
+        /// The lock unit the presented item belongs to (the item, or its outermost package).
+        var unit: Int64?
+        /// A coordinated deletion was announced; the watcher does not announce it again.
+        var deletionAnnounced = false
+        /// The presenter is saving its changes: what the watcher sees meanwhile is its own doing.
+        var isSaving = false
     }
 
     private struct State {
@@ -25,6 +32,8 @@ final class PresenterRegistry: Sendable {
         var nextID = 0
         var dirty: Set<Int> = []
         var scheduled = false
+        /// How many presenters of each unit this process has.
+        var units: [Int64: Int] = [:]
     }
 
     private let isPackageName: @Sendable (String) -> Bool
@@ -49,7 +58,7 @@ final class PresenterRegistry: Sendable {
 
     // MARK: Registration
 
-    func add(_ presenter: any FilePresenter) -> Int? {
+    func add(_ presenter: any FilePresenter, unit: Int64?) -> Int? {
         guard let url = presenter.presentedItemURL else { return nil }
         let path = Self.realPath(of: url)
         let name = (path as NSString).lastPathComponent
@@ -57,19 +66,32 @@ final class PresenterRegistry: Sendable {
         let isPackage = snapshot.isDirectory && isPackageName(name)
         if !snapshot.isDirectory || isPackage { snapshot = ItemSnapshot.read(path, depth: .contents) }
         let children = snapshot.isDirectory && !isPackage ? ItemSnapshot.children(of: path, isPackage: isPackageName) : nil
-        let registration = Registration(presenter: presenter, path: path, snapshot: snapshot, children: children, isPackage: isPackage)
+        let registration = Registration(
+            presenter: presenter, path: path, snapshot: snapshot, children: children, isPackage: isPackage, unit: unit)
         let id = state.withLock { state -> Int in
             state.nextID += 1
             state.registrations[state.nextID] = registration
+            if let unit { state.units[unit, default: 0] += 1 }
             return state.nextID
         }
         watchFolders(of: registration)
         return id
     }
 
-    func remove(_ id: Int) {
-        _ = state.withLock { $0.registrations.removeValue(forKey: id) }
+    /// Removes the presenter `id`; returns its unit if it was the last presenter of it here.
+    @discardableResult
+    func remove(_ id: Int) -> Int64? {
+        state.withLock { state -> Int64? in
+            guard let unit = state.registrations.removeValue(forKey: id)?.unit else { return nil }
+            state.units[unit, default: 1] -= 1
+            guard state.units[unit] == 0 else { return nil }
+            state.units.removeValue(forKey: unit)
+            return unit
+        }
     }
+
+    /// How many presenters of `unit` this process has.
+    func presenterCount(of unit: Int64) -> Int { state.withLock { $0.units[unit] ?? 0 } }
 
     /// How many presenters are registered.
     var count: Int { state.withLock { $0.registrations.count } }
@@ -85,6 +107,57 @@ final class PresenterRegistry: Sendable {
             }
             state.registrations[id] = registration
         }
+    }
+
+    /// The units presented in this process, with how many presenters each.
+    var presentedUnits: [Int64: Int] { state.withLock { $0.units } }
+
+    /// Asks this process's presenters of `request.unit` (except `excluded`) to save and step
+    /// aside, each on its own serial delivery; returns their reacquirers, or the first error.
+    func prepare(_ request: PresenterRequest, excluding excluded: Int?) async -> Result<[@Sendable () async -> Void], DocumentKitError> {
+        let targets = state.withLock { state in
+            state.registrations.filter { $0.key != excluded && $0.value.unit == request.unit }.map { ($0.key, $0.value) }
+        }
+        var reacquirers: [@Sendable () async -> Void] = []
+        for (id, registration) in targets {
+            let presenter = registration.presenter
+            let outcome: Result<(@Sendable () async -> Void)?, DocumentKitError> = await registration.mailbox.perform {
+                await PresenterCallbackContext.$units.withValue([request.unit]) {
+                    if request.save {
+                        self.state.withLock { $0.registrations[id]?.isSaving = true }
+                        defer {
+                            // What the presenter saved is its own change: the watcher must not report it back.
+                            self.noteCurrentState(of: id)
+                            self.state.withLock { $0.registrations[id]?.isSaving = false }
+                        }
+                        do { try await presenter.savePresentedItemChanges() } catch {
+                            return .failure(
+                                DocumentKitError(
+                                    .busy, operation: .open, path: request.path,
+                                    detail: "A presenter could not save its changes first: \(error)"))
+                        }
+                    }
+                    let reacquirer: (@Sendable () async -> Void)?
+                    switch request.kind {
+                    case .reader: reacquirer = await presenter.relinquishPresentedItemToReader()
+                    case .writer, .deletion: reacquirer = await presenter.relinquishPresentedItemToWriter()
+                    }
+                    if request.kind == .deletion { await presenter.accommodatePresentedItemDeletion() }
+                    return .success(reacquirer)
+                }
+            }
+            switch outcome {
+            case .failure(let error):
+                for reacquire in reacquirers { await reacquire() }
+                return .failure(error)
+            case .success(let reacquirer):
+                if let reacquirer { reacquirers.append(reacquirer) }
+                if request.kind == .deletion {
+                    state.withLock { $0.registrations[id]?.deletionAnnounced = true }
+                }
+            }
+        }
+        return .success(reacquirers)
     }
 
     // MARK: Events
@@ -116,7 +189,7 @@ final class PresenterRegistry: Sendable {
             state.dirty.removeAll()
             return ids.compactMap { id in state.registrations[id].map { (id, $0) } }
         }
-        for (id, old) in work {
+        for (id, old) in work where !old.isSaving {
             var registration = old
             deliverChanges(&registration)
             state.withLock { state in
@@ -146,7 +219,10 @@ final class PresenterRegistry: Sendable {
                     mailbox.send { await presenter.presentedItemDidMove(to: url) }
                 } else {
                     registration.snapshot = current
-                    mailbox.send { await presenter.accommodatePresentedItemDeletion() }
+                    if !registration.deletionAnnounced {
+                        mailbox.send { await presenter.accommodatePresentedItemDeletion() }
+                    }
+                    registration.deletionAnnounced = false
                     return
                 }
             } else {
@@ -154,6 +230,7 @@ final class PresenterRegistry: Sendable {
             }
         } else if current != registration.snapshot {
             registration.snapshot = current
+            registration.deletionAnnounced = false
             mailbox.send { await presenter.presentedItemDidChange() }
         }
         guard let before = registration.children else { return }

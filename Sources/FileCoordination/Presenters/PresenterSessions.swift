@@ -1,0 +1,111 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import DocumentKitSystem
+import Foundation
+
+/// The presenters a coordination asked to step aside, to be given their items back when its
+/// accessor is done.
+struct PresenterSessions: Sendable {
+    var connections: [CInt] = []
+    var reacquirers: [@Sendable () async -> Void] = []
+
+    /// The requests for the resolved items: one per unit, the strongest kind wanted.
+    static func requests(for resolved: [FileCoordinator.Resolved]) -> [PresenterRequest] {
+        var byUnit: [Int64: PresenterRequest] = [:]
+        for entry in resolved {
+            let unit = LockPlan.itemOffset(entry.item.components[entry.item.lockUnitIndex].key)
+            var request: PresenterRequest
+            switch entry.intent.access {
+            case .reading(let options):
+                request = PresenterRequest(kind: .reader, save: !options.contains(.withoutChanges), unit: unit, path: entry.item.path)
+            case .writing(let options):
+                request = PresenterRequest(
+                    kind: options.contains(.forDeleting) ? .deletion : .writer, save: options.contains(.forMerging), unit: unit,
+                    path: entry.item.path)
+            }
+            if let existing = byUnit[unit] {
+                let rank: [PresenterRequest.Kind: Int] = [.reader: 0, .writer: 1, .deletion: 2]
+                if rank[existing.kind]! > rank[request.kind]! { request.kind = existing.kind }
+                request.save = request.save || existing.save
+            }
+            byUnit[unit] = request
+        }
+        return byUnit.keys.sorted().map { byUnit[$0]! }
+    }
+
+    /// Gives the items back: closing a connection runs that process's reacquirers.
+    func end() async {
+        for connection in connections { close(connection) }
+        for reacquire in reacquirers { await reacquire() }
+    }
+
+    /// The same, from a thread that must not return before it is done.
+    func endBlocking() {
+        for connection in connections { close(connection) }
+        if !reacquirers.isEmpty {
+            let reacquirers = reacquirers
+            PresenceServer.waitFor { for reacquire in reacquirers { await reacquire() } }
+        }
+    }
+}
+
+extension FileCoordinator {
+    /// Asks the presenters of `resolved` items, in other processes and this one (except the
+    /// coordinator's own), to save and step aside. Nobody presenting costs one failed `open`.
+    func askPresenters(_ resolved: [Resolved]) async throws(DocumentKitError) -> PresenterSessions {
+        var sessions = PresenterSessions()
+        let deadline = ContinuousClock.now + presenterTimeout
+        let localUnits = namespace.presenters.count > 0 ? namespace.presenters.presentedUnits : [:]
+        for request in PresenterSessions.requests(for: resolved) {
+            do {
+                sessions.connections += try namespace.presenceClient.ask(request, deadline: deadline)
+            } catch {
+                await sessions.end()
+                throw error
+            }
+            guard localUnits[request.unit] != nil else { continue }
+            switch await namespace.presenters.prepare(request, excluding: presenter?.currentID) {
+            case .success(let reacquirers): sessions.reacquirers += reacquirers
+            case .failure(let error):
+                await sessions.end()
+                throw error
+            }
+        }
+        return sessions
+    }
+
+    /// The blocking form of ``askPresenters(_:)``.
+    func askPresentersBlocking(_ resolved: [Resolved]) throws(DocumentKitError) -> PresenterSessions {
+        let localUnits = namespace.presenters.count > 0 ? namespace.presenters.presentedUnits : [:]
+        let requests = PresenterSessions.requests(for: resolved)
+        if requests.allSatisfy({ localUnits[$0.unit] == nil }) {
+            // Only other processes to ask: no task needed.
+            var sessions = PresenterSessions()
+            let deadline = ContinuousClock.now + presenterTimeout
+            for request in requests {
+                do { sessions.connections += try namespace.presenceClient.ask(request, deadline: deadline) } catch {
+                    sessions.endBlocking()
+                    throw error
+                }
+            }
+            return sessions
+        }
+        let outcome: Result<PresenterSessions, DocumentKitError> = PresenceServer.waitFor {
+            do throws(DocumentKitError) { return .success(try await self.askPresenters(resolved)) } catch { return .failure(error) }
+        }
+        return try outcome.get()
+    }
+
+    /// Refuses a coordination of an item from inside a presenter callback about that item: the
+    /// coordinator that called the presenter holds the item and waits for the callback.
+    func refuseCoordinationFromPresenterCallback(_ plan: LockPlan, _ resolved: [Resolved]) throws(DocumentKitError) {
+        let units = PresenterCallbackContext.units
+        guard !units.isEmpty else { return }
+        for entry in resolved where units.contains(LockPlan.itemOffset(entry.item.components[entry.item.lockUnitIndex].key)) {
+            throw DocumentKitError(
+                .busy, operation: .open, path: entry.item.path,
+                detail: "A coordination was started from inside a presenter callback about the same item; the coordinator that sent the callback holds the item and waits for it (a deadlock). Do the work after the callback returns.")
+        }
+    }
+}

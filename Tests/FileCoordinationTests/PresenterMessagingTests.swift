@@ -1,0 +1,146 @@
+import DocumentKit
+import DocumentKitTesting
+import Foundation
+import Synchronization
+import Testing
+
+extension Fixture {
+    /// A child process presenting `path` (see `present` in Tests/CoordinationChild).
+    func present(_ path: String, _ behaviour: String = "log") async throws -> Child {
+        let child = try Child(["present", namespaceFolder.url.path, extensionsArgument, path, behaviour], outputFolder: namespaceFolder.url)
+        try #require(await child.wait(for: "ready", timeout: .seconds(20)) != nil, "\(child.errorOutput)")
+        return child
+    }
+}
+
+extension Child {
+    /// The callback lines so far (without the `ready` line).
+    var callbacks: [String] { output.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("ready") } }
+
+    /// Waits until the child printed `line` (up to 10 s).
+    func wait(forLine line: String) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if callbacks.contains(line) { return true }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return false
+    }
+}
+
+/// A presenter in the test process that records what it is asked.
+final class RecordingPresenter: FilePresenter {
+    let presentedItemURL: URL?
+    private let log = Mutex<[String]>([])
+    init(_ url: URL) { presentedItemURL = url }
+    var calls: [String] { log.withLock { $0 } }
+    func savePresentedItemChanges() async throws { log.withLock { $0.append("save") } }
+    func relinquishPresentedItemToReader() async -> (@Sendable () async -> Void)? {
+        log.withLock { $0.append("relinquish-reader") }
+        return { self.log.withLock { $0.append("reacquire") } }
+    }
+    func relinquishPresentedItemToWriter() async -> (@Sendable () async -> Void)? {
+        log.withLock { $0.append("relinquish-writer") }
+        return { self.log.withLock { $0.append("reacquire") } }
+    }
+}
+
+@Suite("Coordinators ask presenters in other processes and in this one")
+struct PresenterMessagingTests {
+    @Test("a read asks another process's presenter to save, then to step aside, and gives the item back after")
+    func readAsksToSaveFirst() async throws {
+        let fixture = try Fixture()
+        try fixture.makeFile("note.txt", "old")
+        let child = try await fixture.present(fixture.url("note.txt").path, "save=saved by the presenter")
+        let read = try fixture.coordinator.coordinate(readingItemAt: fixture.url("note.txt")) { url in
+            try String(contentsOf: url, encoding: .utf8)
+        }
+        #expect(read == "saved by the presenter")
+        #expect(await child.wait(forLine: "reacquire"))
+        #expect(Array(child.callbacks.prefix(3)) == ["save", "relinquish-reader", "reacquire"], "\(child.callbacks)")
+    }
+
+    @Test("a read withoutChanges does not ask to save")
+    func readWithoutChanges() async throws {
+        let fixture = try Fixture()
+        try fixture.makeFile("note.txt")
+        let child = try await fixture.present(fixture.url("note.txt").path)
+        try fixture.coordinator.coordinate(readingItemAt: fixture.url("note.txt"), options: .withoutChanges) { _ in }
+        #expect(await child.wait(forLine: "reacquire"))
+        #expect(Array(child.callbacks.prefix(2)) == ["relinquish-reader", "reacquire"], "\(child.callbacks)")
+    }
+
+    @Test("a delete asks the presenter to step aside and announces the deletion, once")
+    func deletionAnnouncedOnce() async throws {
+        let fixture = try Fixture()
+        try fixture.makeFile("note.txt")
+        let child = try await fixture.present(fixture.url("note.txt").path)
+        try fixture.coordinator.coordinate(writingItemAt: fixture.url("note.txt"), options: .forDeleting) { url in
+            try FileManager.default.removeItem(at: url)
+        }
+        #expect(await child.wait(forLine: "reacquire"))
+        try await Task.sleep(for: .milliseconds(500))  // the watcher sees the deletion too: not again
+        #expect(child.callbacks == ["relinquish-writer", "deletion", "reacquire"], "\(child.callbacks)")
+    }
+
+    @Test("a presenter that does not answer in time fails the coordination, naming its process")
+    func slowPresenterMissesDeadline() async throws {
+        let fixture = try Fixture()
+        try fixture.makeFile("note.txt")
+        let child = try await fixture.present(fixture.url("note.txt").path, "slow")
+        let coordinator = FileCoordinator(namespace: fixture.namespace, presenterTimeout: .milliseconds(300))
+        let started = ContinuousClock.now
+        do {
+            _ = try coordinator.coordinate(writingItemAt: fixture.url("note.txt")) { _ in Issue.record("the accessor ran") }
+            Issue.record("no error")
+        } catch {
+            #expect(isBusy(error))
+            #expect("\(error)".contains("process \(child.pid)"), "\(error)")
+        }
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+
+    @Test("two presenters of one item: a coordination from inside a callback fails at once instead of deadlocking")
+    func twoPresenterDeadlockEndsInAnError() async throws {
+        let fixture = try Fixture()
+        try fixture.makeFile("Doc.pkg/body.md")
+        let url = fixture.url("Doc.pkg")
+        let mine = fixture.namespace.addPresenter(RecordingPresenter(url))
+        defer { mine.remove() }
+        let child = try await fixture.present(url.path, "nested")
+        let coordinator = FileCoordinator(namespace: fixture.namespace, presenter: mine)
+        let started = ContinuousClock.now
+        try coordinator.coordinate(writingItemAt: url.appendingPathComponent("body.md")) { _ in }
+        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(await child.wait(forLine: "nested-refused"), "\(child.callbacks)")
+        #expect(!child.callbacks.contains("nested-ran"))
+    }
+
+    @Test("the presenter of a process that died is skipped, and its entry removed")
+    func deadPresenterIsSkipped() async throws {
+        let fixture = try Fixture()
+        try fixture.makeFile("note.txt")
+        let child = try await fixture.present(fixture.url("note.txt").path)
+        child.killNow()
+        let started = ContinuousClock.now
+        try fixture.coordinator.coordinate(writingItemAt: fixture.url("note.txt")) { _ in }
+        #expect(ContinuousClock.now - started < .seconds(2))
+        let presenters = fixture.namespaceFolder.url.appendingPathComponent("presenters")
+        let leftovers = try FileManager.default.subpathsOfDirectory(atPath: presenters.path).filter { $0.contains("\(child.pid).") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+    }
+
+    @Test("presenters in this process are asked too, except the coordinator's own")
+    func inProcessPresenters() async throws {
+        let fixture = try Fixture()
+        try fixture.makeFile("note.txt")
+        let presenter = RecordingPresenter(fixture.url("note.txt"))
+        let registration = fixture.namespace.addPresenter(presenter)
+        defer { registration.remove() }
+        try fixture.coordinator.coordinate(readingItemAt: fixture.url("note.txt")) { _ in }
+        #expect(presenter.calls == ["save", "relinquish-reader", "reacquire"])
+        let own = FileCoordinator(namespace: fixture.namespace, presenter: registration)
+        try own.coordinate(writingItemAt: fixture.url("note.txt")) { _ in }
+        #expect(presenter.calls == ["save", "relinquish-reader", "reacquire"])
+    }
+}
