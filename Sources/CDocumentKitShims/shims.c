@@ -12,6 +12,9 @@
 #include <sys/ioctl.h>
 #include <sys/vfs.h>
 #include <linux/fs.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE (1 << 0)
@@ -74,4 +77,50 @@ int dk_directory_is_case_insensitive(int fd) {
             type == 0x5346544eUL /* NTFS */) return 1;
     }
     return 0;
+}
+
+static int dk_unix_address(const char *path, struct sockaddr_un *address) {
+    memset(address, 0, sizeof *address);
+    address->sun_family = AF_UNIX;
+    if (strlen(path) >= sizeof address->sun_path) { errno = ENAMETOOLONG; return -1; }
+    strcpy(address->sun_path, path);
+    return 0;
+}
+
+int dk_unix_listen(const char *path) {
+    struct sockaddr_un address;
+    if (dk_unix_address(path, &address) < 0) return -1;
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    if (bind(fd, (struct sockaddr *)&address, sizeof address) < 0 || listen(fd, 64) < 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+int dk_unix_connect(const char *path) {
+    struct sockaddr_un address;
+    if (dk_unix_address(path, &address) < 0) return -1;
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    while (connect(fd, (struct sockaddr *)&address, sizeof address) < 0) {
+        if (errno == EINTR) continue;
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+int dk_wait_readable(int fd, int milliseconds) {
+    struct pollfd entry = { .fd = fd, .events = POLLIN };
+    for (;;) {
+        int result = poll(&entry, 1, milliseconds);
+        if (result < 0 && errno == EINTR) continue;
+        return result < 0 ? -1 : (result > 0 ? 1 : 0);
+    }
 }

@@ -29,6 +29,15 @@ int dk_ofd_lock(int fd, int64_t offset, int64_t length, int kind, int wait);
 /// (`FS_CASEFOLD_FL`), or a FAT, exFAT or NTFS file system. 1 yes, 0 no.
 int dk_directory_is_case_insensitive(int fd);
 
+/// A listening `AF_UNIX` `SOCK_SEQPACKET` socket bound at `path` (close-on-exec); -1 on error.
+int dk_unix_listen(const char *path);
+
+/// A `SOCK_SEQPACKET` connection to the socket at `path` (close-on-exec); -1 on error.
+int dk_unix_connect(const char *path);
+
+/// Waits up to `milliseconds` for `fd` to be readable: 1 readable (or closed), 0 timed out, -1 error.
+int dk_wait_readable(int fd, int milliseconds);
+
 /// The current thread's errno.
 int dk_errno(void);
 
