@@ -1,4 +1,5 @@
 import DocumentKit
+import DocumentKitTesting
 import Foundation
 import Synchronization
 import Testing
@@ -134,7 +135,7 @@ struct PresenterWatcherTests {
         ])
     }
 
-    @Test("many presenters in one process are cheap to register")
+    @Test("10,000 presenters in one process register and unregister (entries published per unit, removed with the last)")
     func manyPresenters() async throws {
         let fixture = try Fixture()
         try fixture.makeFolder("many")
@@ -143,10 +144,15 @@ struct PresenterWatcherTests {
             let presentedItemURL: URL?
             init(_ url: URL) { presentedItemURL = url }
         }
-        for index in 0..<2_000 {
+        for index in 0..<10_000 {
             registrations.append(fixture.namespace.addPresenter(Quiet(fixture.url("many/item-\(index).txt"))))
         }
-        #expect(registrations.count == 2_000)
+        #expect(registrations.count == 10_000)
+        let presenters = fixture.namespaceFolder.url.appendingPathComponent("presenters")
+        let published = try FileManager.default.contentsOfDirectory(atPath: presenters.path).filter { !$0.hasSuffix(".sock") }
+        #expect(published.count == 10_000)
         for registration in registrations { registration.remove() }
+        let left = try FileManager.default.contentsOfDirectory(atPath: presenters.path).filter { !$0.hasSuffix(".sock") }
+        #expect(left.isEmpty, "\(left.prefix(3))")
     }
 }
