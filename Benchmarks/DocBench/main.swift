@@ -6,11 +6,12 @@ import Glibc
 import Foundation
 
 let usage = """
-    usage: docbench <save | file | coordinate | all> [options]
+    usage: docbench <save | file | coordinate | notify | all> [options]
 
       save   package of N files, one changed per save: DocumentKit vs full copy vs floor
       file   one file replaced: DocumentKit (durable, consistent) vs Foundation .atomic vs floor
       coordinate  uncontended coordinated read and write vs a raw OFD lock pair
+      notify      presenter change notice after an uncoordinated write vs raw inotify
       all    all three
 
     options:
@@ -63,7 +64,7 @@ func parse(_ arguments: [String]) -> Options {
     while let argument = rest.popFirst() {
         switch argument {
         case "save" where options.command.isEmpty, "file" where options.command.isEmpty, "all" where options.command.isEmpty,
-            "coordinate" where options.command.isEmpty:
+            "coordinate" where options.command.isEmpty, "notify" where options.command.isEmpty:
             options.command = argument
         case "-i", "--iterations": options.iterations = number(argument, minimum: 1)
         case "--file-iterations": options.fileIterations = number(argument, minimum: 1)
@@ -111,6 +112,12 @@ do {
     if options.command == "file" || options.command == "all" {
         let iterations = options.command == "file" ? options.iterations ?? 200 : options.fileIterations ?? 200
         let bench = FileBench(size: options.size, iterations: iterations, work: work)
+        let result = try bench.run()
+        report.append("")
+        report.append(bench.markdown(result))
+    }
+    if options.command == "notify" || options.command == "all" {
+        let bench = NotificationBench(rounds: options.command == "notify" ? options.iterations ?? 200 : 200, work: work)
         let result = try bench.run()
         report.append("")
         report.append(bench.markdown(result))
