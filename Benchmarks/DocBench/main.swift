@@ -6,12 +6,13 @@ import Glibc
 import Foundation
 
 let usage = """
-    usage: docbench <save | file | coordinate | notify | all> [options]
+    usage: docbench <save | file | coordinate | notify | roundtrip | all> [options]
 
       save   package of N files, one changed per save: DocumentKit vs full copy vs floor
       file   one file replaced: DocumentKit (durable, consistent) vs Foundation .atomic vs floor
       coordinate  uncontended coordinated read and write vs a raw OFD lock pair
       notify      presenter change notice after an uncoordinated write vs raw inotify
+      roundtrip   coordinated read asking a presenter in another process vs a socket round trip
       all    all three
 
     options:
@@ -64,7 +65,8 @@ func parse(_ arguments: [String]) -> Options {
     while let argument = rest.popFirst() {
         switch argument {
         case "save" where options.command.isEmpty, "file" where options.command.isEmpty, "all" where options.command.isEmpty,
-            "coordinate" where options.command.isEmpty, "notify" where options.command.isEmpty:
+            "coordinate" where options.command.isEmpty, "notify" where options.command.isEmpty,
+            "roundtrip" where options.command.isEmpty:
             options.command = argument
         case "-i", "--iterations": options.iterations = number(argument, minimum: 1)
         case "--file-iterations": options.fileIterations = number(argument, minimum: 1)
@@ -91,6 +93,14 @@ func parse(_ arguments: [String]) -> Options {
     return options
 }
 
+// Helper processes of the round-trip benchmark.
+if CommandLine.arguments.count >= 3, CommandLine.arguments[1] == "--echo-server" {
+    RoundTripBench.echoServer(CommandLine.arguments[2])
+}
+if CommandLine.arguments.count >= 4, CommandLine.arguments[1] == "--presenter" {
+    RoundTripBench.presenterProcess(namespace: CommandLine.arguments[2], file: CommandLine.arguments[3])
+}
+
 let options = parse(Array(CommandLine.arguments.dropFirst()))
 let work: WorkDirectory
 do { work = try WorkDirectory(base: options.workDirectory, keep: options.keep) } catch { fail("\(error)", status: 73) }
@@ -112,6 +122,12 @@ do {
     if options.command == "file" || options.command == "all" {
         let iterations = options.command == "file" ? options.iterations ?? 200 : options.fileIterations ?? 200
         let bench = FileBench(size: options.size, iterations: iterations, work: work)
+        let result = try bench.run()
+        report.append("")
+        report.append(bench.markdown(result))
+    }
+    if options.command == "roundtrip" || options.command == "all" {
+        let bench = RoundTripBench(rounds: options.command == "roundtrip" ? options.iterations ?? 11 : 11, work: work)
         let result = try bench.run()
         report.append("")
         report.append(bench.markdown(result))

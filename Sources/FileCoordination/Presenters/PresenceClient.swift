@@ -17,6 +17,7 @@ struct PresenceClient {
     /// them when the accessor is done), or throws naming the process that failed or was too slow.
     func ask(_ request: PresenterRequest, deadline: ContinuousClock.Instant) throws(DocumentKitError) -> [CInt] {
         let unitFolder = PresenceServer.unitFolder(folder, request.unit)
+        guard access(unitFolder, F_OK) == 0 else { return [] }  // nobody presents it: the common case, one syscall
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: unitFolder), !entries.isEmpty else { return [] }
         var connections: [CInt] = []
         for entry in entries.sorted() where entry != ownName {
