@@ -37,6 +37,8 @@ public final class CoordinationNamespace: Sendable {
     let lockFile: LockPlan.LockFile
     /// This process's presenters in the namespace.
     let presenters: PresenterRegistry
+    /// Coordinated moves, for coordinations that waited for them.
+    var moves: MoveJournal { MoveJournal(folder: directory.appendingPathComponent("moves").path) }
     private let presenceServer = Mutex<PresenceServer?>(nil)
 
     /// This process's presence server, started when it first presents something.

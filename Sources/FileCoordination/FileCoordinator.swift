@@ -113,20 +113,33 @@ public struct FileCoordinator: Sendable {
         with intents: [FileAccessIntent], timeout: Duration? = nil,
         byAccessor accessor: ([FileAccessIntent]) async throws -> T
     ) async throws -> T {
-        let (plan, resolved) = try makePlan(intents)
+        var intents = intents
+        var (plan, resolved) = try makePlan(intents)
         let enclosing = Self.heldByEnclosingCoordination.filter { $0.holder?.isLive == true }
         if !enclosing.isEmpty {
             return try await runNested(plan, resolved, enclosing: enclosing, accessor: accessor)
         }
-        let held = try HeldLocks(namespace: namespace)
+        var held = try HeldLocks(namespace: namespace)
         var starting: [(UInt64, UInt64)?]?
-        do {
-            try await acquireWaiting(plan, into: held, timeout: timeout) {
-                if starting == nil { starting = resolved.map { Self.identity(of: $0.item.path) } }
+        for attempt in 0..<Self.moveFollowingLimit {
+            var waitStarted: UInt64?
+            do {
+                try await acquireWaiting(plan, into: held, timeout: timeout) {
+                    if starting == nil { starting = resolved.map { Self.identity(of: $0.item.path) } }
+                    if waitStarted == nil { waitStarted = MoveJournal.now() }
+                }
+            } catch {
+                held.releaseAll()
+                throw error
             }
-        } catch {
+            // The item moved while we waited (a coordinated mover said so): follow it.
+            guard let since = waitStarted, attempt + 1 < Self.moveFollowingLimit,
+                let moved = movedIntents(intents, resolved, since: since)
+            else { break }
             held.releaseAll()
-            throw error
+            intents = moved
+            (plan, resolved) = try makePlan(intents)
+            held = try HeldLocks(namespace: namespace)
         }
         defer { held.releaseAll() }
         let sessions = try await askPresenters(resolved)
@@ -141,14 +154,56 @@ public struct FileCoordinator: Sendable {
         }
     }
 
+    // MARK: Moves
+
+    /// How many times one coordination follows an item that moved while it waited.
+    static let moveFollowingLimit = 8
+
+    /// Announces, inside a coordinated write, that the item at `oldURL` now is at `newURL`:
+    /// coordinations that were waiting for it follow it to its new URL, and this process's
+    /// presenters of it hear ``FilePresenter/presentedItemDidMove(to:)`` (other processes'
+    /// presenters hear it through their watcher).
+    ///
+    /// - Throws: `invalidArgument` outside a coordination's accessor.
+    public func item(at oldURL: URL, didMoveTo newURL: URL) throws(DocumentKitError) {
+        guard Self.heldByEnclosingCoordination.contains(where: { $0.holder?.isLive == true }) else {
+            throw DocumentKitError(
+                .invalidArgument, operation: .move, path: oldURL.path,
+                detail: "item(at:didMoveTo:) must be called inside a coordinated write of the item.")
+        }
+        let old = try ItemPath.resolve(oldURL, resolvingFinalLink: false, namespace: namespace)
+        let new = try ItemPath.resolve(newURL, resolvingFinalLink: false, namespace: namespace)
+        namespace.moves.record(LockPlan.itemOffset(old.components[old.lockUnitIndex].key), movedTo: new.path)
+        namespace.presenters.itemDidMove(from: old.path, to: new.path)
+    }
+
+    /// The intents with the URLs of items that a coordinated mover moved since `since`; nil if none moved.
+    private func movedIntents(_ intents: [FileAccessIntent], _ resolved: [Resolved], since: UInt64) -> [FileAccessIntent]? {
+        var moved = intents
+        var any = false
+        for (index, entry) in resolved.enumerated() {
+            let unitIndex = entry.item.lockUnitIndex
+            guard let destination = namespace.moves.destination(
+                of: LockPlan.itemOffset(entry.item.components[unitIndex].key), since: since)
+            else { continue }
+            // The unit moved: the item is at the same place below the unit's new path.
+            let unitPath = entry.item.path(upTo: unitIndex)
+            let rest = entry.item.path.dropFirst(unitPath.count)
+            moved[index].url = URL(fileURLWithPath: destination + rest)
+            any = true
+        }
+        return any ? moved : nil
+    }
+
     // MARK: Internals
 
     private func coordinateBlocking<T>(
         _ intents: [FileAccessIntent], timeout: Duration?, accessor: ([FileAccessIntent]) throws -> T
     ) throws -> T {
-        let (plan, resolved) = try makePlan(intents)
+        var intents = intents
+        var (plan, resolved) = try makePlan(intents)
         let enclosing = Self.heldByEnclosingCoordination.filter { $0.holder?.isLive == true }
-        let held = try HeldLocks(namespace: namespace)
+        var held = try HeldLocks(namespace: namespace)
         defer { held.releaseAll() }
         if !enclosing.isEmpty {
             let covering = enclosing.filter { $0.holder?.lockFile == held.holder.lockFile }
@@ -156,8 +211,19 @@ public struct FileCoordinator: Sendable {
         }
         var starting: [(UInt64, UInt64)?]?
         if enclosing.isEmpty {
-            try acquireBlocking(plan, into: held, timeout: timeout) {
-                if starting == nil { starting = resolved.map { Self.identity(of: $0.item.path) } }
+            for attempt in 0..<Self.moveFollowingLimit {
+                var waitStarted: UInt64?
+                try acquireBlocking(plan, into: held, timeout: timeout) {
+                    if starting == nil { starting = resolved.map { Self.identity(of: $0.item.path) } }
+                    if waitStarted == nil { waitStarted = MoveJournal.now() }
+                }
+                guard let since = waitStarted, attempt + 1 < Self.moveFollowingLimit,
+                    let moved = movedIntents(intents, resolved, since: since)
+                else { break }
+                held.releaseAll()
+                intents = moved
+                (plan, resolved) = try makePlan(intents)
+                held = try HeldLocks(namespace: namespace)
             }
         }
         let sessions = enclosing.isEmpty ? try askPresentersBlocking(resolved) : PresenterSessions()

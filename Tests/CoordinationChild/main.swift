@@ -9,7 +9,8 @@
 // asks for access, `granted <ns>` when the accessor starts, then holds the access HOLD_MS
 // milliseconds, or less if a line arrives on standard input, then prints `released <ns>` as the
 // accessor returns, and exits 0. ACTION `remove` deletes the item at the end of the hold, right
-// before `released`.
+// before `released`; ACTION `move=NEWPATH` moves it there and announces the move
+// (`item(at:didMoveTo:)`).
 //
 //     dk-coordination-child increment NAMESPACE_DIR EXTS PATH COUNT [COORDINATED_PATH]
 //
@@ -99,10 +100,15 @@ case "hold":
     guard arguments.count >= 7, let milliseconds = Int(arguments[6]) else { fail("hold: bad arguments", status: 2) }
     let url = URL(fileURLWithPath: arguments[5])
     let removes = arguments.count > 7 && arguments[7] == "remove"
+    let moveTo = arguments.count > 7 && arguments[7].hasPrefix("move=") ? String(arguments[7].dropFirst(5)) : nil
     let access: (URL) throws -> Void = { resolved in
         say("granted \(monotonicNanoseconds())")
         hold(milliseconds: milliseconds)
         if removes { try FileManager.default.removeItem(at: resolved) }
+        if let moveTo {
+            try FileManager.default.moveItem(at: resolved, to: URL(fileURLWithPath: moveTo))
+            try coordinator.item(at: resolved, didMoveTo: URL(fileURLWithPath: moveTo))
+        }
         say("released \(monotonicNanoseconds())")
     }
     say("started \(monotonicNanoseconds())")

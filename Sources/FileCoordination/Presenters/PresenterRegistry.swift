@@ -160,6 +160,27 @@ final class PresenterRegistry: Sendable {
         return .success(reacquirers)
     }
 
+    /// A coordinated move of the item at `oldPath` (or a folder holding presented items):
+    /// presenters at or below it follow it and hear that they moved.
+    func itemDidMove(from oldPath: String, to newPath: String) {
+        let moved = state.withLock { state -> [(any FilePresenter, PresenterMailbox, String, Registration)] in
+            var moved: [(any FilePresenter, PresenterMailbox, String, Registration)] = []
+            for (id, var registration) in state.registrations
+            where registration.path == oldPath || registration.path.hasPrefix(oldPath + "/") {
+                registration.path = newPath + registration.path.dropFirst(oldPath.count)
+                registration.snapshot = Self.snapshot(registration)
+                state.registrations[id] = registration
+                moved.append((registration.presenter, registration.mailbox, registration.path, registration))
+            }
+            return moved
+        }
+        for (presenter, mailbox, path, registration) in moved {
+            watchFolders(of: registration)
+            let url = URL(fileURLWithPath: path)
+            mailbox.send { await presenter.presentedItemDidMove(to: url) }
+        }
+    }
+
     // MARK: Events
 
     private func handle(_ events: [FileWatcher.Event], overflowed: Bool) {
