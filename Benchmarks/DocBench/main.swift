@@ -6,13 +6,14 @@ import Glibc
 import Foundation
 
 let usage = """
-    usage: docbench <save | file | coordinate | notify | roundtrip | all> [options]
+    usage: docbench <save | file | coordinate | notify | roundtrip | presenters | all> [options]
 
       save   package of N files, one changed per save: DocumentKit vs full copy vs floor
       file   one file replaced: DocumentKit (durable, consistent) vs Foundation .atomic vs floor
       coordinate  uncontended coordinated read and write vs a raw OFD lock pair
       notify      presenter change notice after an uncoordinated write vs raw inotify
       roundtrip   coordinated read asking a presenter in another process vs a socket round trip
+      presenters  memory and time of 10,000 presenters in one process
       all    all three
 
     options:
@@ -66,7 +67,7 @@ func parse(_ arguments: [String]) -> Options {
         switch argument {
         case "save" where options.command.isEmpty, "file" where options.command.isEmpty, "all" where options.command.isEmpty,
             "coordinate" where options.command.isEmpty, "notify" where options.command.isEmpty,
-            "roundtrip" where options.command.isEmpty:
+            "roundtrip" where options.command.isEmpty, "presenters" where options.command.isEmpty:
             options.command = argument
         case "-i", "--iterations": options.iterations = number(argument, minimum: 1)
         case "--file-iterations": options.fileIterations = number(argument, minimum: 1)
@@ -122,6 +123,12 @@ do {
     if options.command == "file" || options.command == "all" {
         let iterations = options.command == "file" ? options.iterations ?? 200 : options.fileIterations ?? 200
         let bench = FileBench(size: options.size, iterations: iterations, work: work)
+        let result = try bench.run()
+        report.append("")
+        report.append(bench.markdown(result))
+    }
+    if options.command == "presenters" || options.command == "all" {
+        let bench = PresenterMemoryBench(count: options.command == "presenters" ? options.count : 10_000, work: work)
         let result = try bench.run()
         report.append("")
         report.append(bench.markdown(result))
