@@ -120,30 +120,20 @@ public struct FileCoordinator: Sendable {
             return try await runNested(plan, resolved, enclosing: enclosing, accessor: accessor)
         }
         var held = try HeldLocks(namespace: namespace)
-        var starting: [(UInt64, UInt64)?]?
+        var wait = WaitRecord()
         for attempt in 0..<Self.moveFollowingLimit {
-            var waitStarted: UInt64?
+            wait.startedAt = nil
             do {
-                try await acquireWaiting(plan, into: held, timeout: timeout) {
-                    if starting == nil { starting = resolved.map { Self.identity(of: $0.item.path) } }
-                    if waitStarted == nil { waitStarted = MoveJournal.now() }
-                }
+                try await acquireWaiting(plan, into: held, timeout: timeout) { wait.begin(resolved) }
             } catch {
                 held.releaseAll()
                 throw error
             }
-            // The item moved while we waited (a coordinated mover said so): follow it.
-            guard let since = waitStarted, attempt + 1 < Self.moveFollowingLimit,
-                let moved = movedIntents(intents, resolved, since: since)
-            else { break }
-            held.releaseAll()
-            intents = moved
-            (plan, resolved) = try makePlan(intents)
-            held = try HeldLocks(namespace: namespace)
+            guard try followMove(after: wait, attempt: attempt, &intents, &plan, &resolved, &held) else { break }
         }
         defer { held.releaseAll() }
         let sessions = try await askPresenters(resolved)
-        let granted = grant(resolved, originals: intents, startingIdentities: starting)
+        let granted = grant(resolved, originals: intents, startingIdentities: wait.startingIdentities)
         do {
             let result = try await Self.$heldByEnclosingCoordination.withValue(held.held) { try await accessor(granted) }
             await sessions.end()
@@ -175,6 +165,34 @@ public struct FileCoordinator: Sendable {
         let new = try ItemPath.resolve(newURL, resolvingFinalLink: false, namespace: namespace)
         namespace.moves.record(LockPlan.itemOffset(old.components[old.lockUnitIndex].key), movedTo: new.path)
         namespace.presenters.itemDidMove(from: old.path, to: new.path)
+    }
+
+    /// What a coordination noted when it had to wait: the items' identities when it first began
+    /// (to tell whether one was deleted meanwhile), and when the current attempt began waiting.
+    struct WaitRecord {
+        var startingIdentities: [(UInt64, UInt64)?]?
+        var startedAt: UInt64?
+
+        mutating func begin(_ resolved: [Resolved]) {
+            if startingIdentities == nil { startingIdentities = resolved.map { FileCoordinator.identity(of: $0.item.path) } }
+            if startedAt == nil { startedAt = MoveJournal.now() }
+        }
+    }
+
+    /// After the locks are taken: if an item moved while this attempt waited (a coordinated mover
+    /// said so), releases the locks and re-plans for the new URLs; returns whether to take them again.
+    private func followMove(
+        after wait: WaitRecord, attempt: Int, _ intents: inout [FileAccessIntent], _ plan: inout LockPlan,
+        _ resolved: inout [Resolved], _ held: inout HeldLocks
+    ) throws(DocumentKitError) -> Bool {
+        guard let since = wait.startedAt, attempt + 1 < Self.moveFollowingLimit,
+            let moved = movedIntents(intents, resolved, since: since)
+        else { return false }
+        held.releaseAll()
+        intents = moved
+        (plan, resolved) = try makePlan(intents)
+        held = try HeldLocks(namespace: namespace)
+        return true
     }
 
     /// The intents with the URLs of items that a coordinated mover moved since `since`; nil if none moved.
@@ -209,26 +227,17 @@ public struct FileCoordinator: Sendable {
             let covering = enclosing.filter { $0.holder?.lockFile == held.holder.lockFile }
             if !plan.isCovered(by: covering) { try takeWithoutWaiting(plan, into: held, enclosing: covering) }
         }
-        var starting: [(UInt64, UInt64)?]?
+        var wait = WaitRecord()
         if enclosing.isEmpty {
             for attempt in 0..<Self.moveFollowingLimit {
-                var waitStarted: UInt64?
-                try acquireBlocking(plan, into: held, timeout: timeout) {
-                    if starting == nil { starting = resolved.map { Self.identity(of: $0.item.path) } }
-                    if waitStarted == nil { waitStarted = MoveJournal.now() }
-                }
-                guard let since = waitStarted, attempt + 1 < Self.moveFollowingLimit,
-                    let moved = movedIntents(intents, resolved, since: since)
-                else { break }
-                held.releaseAll()
-                intents = moved
-                (plan, resolved) = try makePlan(intents)
-                held = try HeldLocks(namespace: namespace)
+                wait.startedAt = nil
+                try acquireBlocking(plan, into: held, timeout: timeout) { wait.begin(resolved) }
+                guard try followMove(after: wait, attempt: attempt, &intents, &plan, &resolved, &held) else { break }
             }
         }
         let sessions = enclosing.isEmpty ? try askPresentersBlocking(resolved) : PresenterSessions()
         defer { sessions.endBlocking() }
-        let granted = grant(resolved, originals: intents, startingIdentities: starting)
+        let granted = grant(resolved, originals: intents, startingIdentities: wait.startingIdentities)
         return try Self.$heldByEnclosingCoordination.withValue(enclosing + held.held) { try accessor(granted) }
     }
 
@@ -288,7 +297,7 @@ public struct FileCoordinator: Sendable {
         return granted
     }
 
-    private static func identity(of path: String) -> (UInt64, UInt64)? {
+    static func identity(of path: String) -> (UInt64, UInt64)? {
         var status = stat()
         guard lstat(path, &status) == 0 else { return nil }
         return (UInt64(status.st_dev), UInt64(status.st_ino))
