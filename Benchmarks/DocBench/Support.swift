@@ -249,3 +249,19 @@ struct MachineFacts {
         """
     }
 }
+
+// MARK: - The shape every benchmark has
+
+/// A benchmark: runs its variants, then writes its Markdown table.
+protocol Benchmark {
+    associatedtype Result
+    func run() throws -> Result
+    func markdown(_ result: Result) -> String
+}
+
+extension PackageBench: Benchmark {}
+extension FileBench: Benchmark {}
+extension CoordinationBench: Benchmark {}
+extension NotificationBench: Benchmark {}
+extension RoundTripBench: Benchmark {}
+extension PresenterMemoryBench: Benchmark {}

@@ -111,45 +111,37 @@ var report: [String] = []
 report.append("## docbench \(CommandLine.arguments.dropFirst().joined(separator: " "))")
 report.append("")
 report.append(facts.markdown(workPath: work.path, topDir: work.hasTopDirFlag))
+/// Runs one benchmark and adds its table to the report.
+@MainActor func measure<B: Benchmark>(_ bench: B) throws {
+    let result = try bench.run()
+    report.append("")
+    report.append(bench.markdown(result))
+}
+
+/// Whether `name` was asked for, alone or through `all`.
+@MainActor func wants(_ name: String) -> Bool { options.command == name || options.command == "all" }
+
 do {
-    if options.command == "save" || options.command == "all" {
-        let bench = PackageBench(
+    if wants("save") {
+        try measure(PackageBench(
             count: options.count, size: options.size, iterations: options.iterations ?? 11,
-            copyIterations: options.copyIterations, variants: options.variants, work: work, shuffledFloor: options.shuffledFloor)
-        let result = try bench.run()
-        report.append("")
-        report.append(bench.markdown(result))
+            copyIterations: options.copyIterations, variants: options.variants, work: work, shuffledFloor: options.shuffledFloor))
     }
-    if options.command == "file" || options.command == "all" {
+    if wants("file") {
         let iterations = options.command == "file" ? options.iterations ?? 200 : options.fileIterations ?? 200
-        let bench = FileBench(size: options.size, iterations: iterations, work: work)
-        let result = try bench.run()
-        report.append("")
-        report.append(bench.markdown(result))
+        try measure(FileBench(size: options.size, iterations: iterations, work: work))
     }
-    if options.command == "presenters" || options.command == "all" {
-        let bench = PresenterMemoryBench(count: options.command == "presenters" ? options.count : 10_000, work: work)
-        let result = try bench.run()
-        report.append("")
-        report.append(bench.markdown(result))
+    if wants("presenters") {
+        try measure(PresenterMemoryBench(count: options.command == "presenters" ? options.count : 10_000, work: work))
     }
-    if options.command == "roundtrip" || options.command == "all" {
-        let bench = RoundTripBench(rounds: options.command == "roundtrip" ? options.iterations ?? 11 : 11, work: work)
-        let result = try bench.run()
-        report.append("")
-        report.append(bench.markdown(result))
+    if wants("roundtrip") {
+        try measure(RoundTripBench(rounds: options.command == "roundtrip" ? options.iterations ?? 11 : 11, work: work))
     }
-    if options.command == "notify" || options.command == "all" {
-        let bench = NotificationBench(rounds: options.command == "notify" ? options.iterations ?? 200 : 200, work: work)
-        let result = try bench.run()
-        report.append("")
-        report.append(bench.markdown(result))
+    if wants("notify") {
+        try measure(NotificationBench(rounds: options.command == "notify" ? options.iterations ?? 200 : 200, work: work))
     }
-    if options.command == "coordinate" || options.command == "all" {
-        let bench = CoordinationBench(rounds: options.command == "coordinate" ? options.iterations ?? 21 : 21, work: work)
-        let result = try bench.run()
-        report.append("")
-        report.append(bench.markdown(result))
+    if wants("coordinate") {
+        try measure(CoordinationBench(rounds: options.command == "coordinate" ? options.iterations ?? 21 : 21, work: work))
     }
 } catch {
     work.remove()
