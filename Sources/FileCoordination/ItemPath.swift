@@ -164,7 +164,10 @@ struct ItemPath: Sendable, Equatable {
     }
 
     /// The path of the component at `index`.
-    func path(upTo index: Int) -> String {
-        "/" + path.split(separator: "/").prefix(index + 1).joined(separator: "/")
+    func path(upTo index: Int) -> String { Self.prefix(of: path, components: index + 1) }
+
+    /// The first `count` components of an absolute path, as a path.
+    static func prefix(of path: String, components count: Int) -> String {
+        "/" + path.split(separator: "/").prefix(count).joined(separator: "/")
     }
 }

@@ -33,7 +33,7 @@ struct LockPlan: Sendable, Equatable {
         let kind: Kind
 
         var description: String {
-            let path = "/" + itemPath.split(separator: "/").prefix(depth).joined(separator: "/")
+            let path = ItemPath.prefix(of: itemPath, components: depth)
             switch kind {
             case .inside: return "inside \(path)"
             case .unit: return path
