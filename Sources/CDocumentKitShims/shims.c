@@ -124,3 +124,37 @@ int dk_wait_readable(int fd, int milliseconds) {
         return result < 0 ? -1 : (result > 0 ? 1 : 0);
     }
 }
+
+struct dk_linux_dirent64 {
+    uint64_t d_ino;
+    int64_t d_off;
+    unsigned short d_reclen;
+    unsigned char d_type;
+    char d_name[];
+};
+
+int dk_list_names(const char *path, char *names, int size) {
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    char entries[4096] __attribute__((aligned(8)));
+    int used = 0;
+    for (;;) {
+        long count = syscall(SYS_getdents64, fd, entries, sizeof entries);
+        if (count < 0 && errno == EINTR) continue;
+        if (count <= 0) {
+            int saved = errno;
+            close(fd);
+            if (count < 0) { errno = saved; return -1; }
+            return used;
+        }
+        for (long offset = 0; offset < count;) {
+            struct dk_linux_dirent64 *entry = (struct dk_linux_dirent64 *)(entries + offset);
+            offset += entry->d_reclen;
+            if (entry->d_name[0] == '.') continue;
+            int length = (int)strlen(entry->d_name) + 1;
+            if (used + length > size) { close(fd); errno = ERANGE; return -1; }
+            memcpy(names + used, entry->d_name, (size_t)length);
+            used += length;
+        }
+    }
+}

@@ -39,6 +39,8 @@ public final class CoordinationNamespace: Sendable {
     let presenters: PresenterRegistry
     /// Coordinated moves, for coordinations that waited for them.
     var moves: MoveJournal { MoveJournal(folder: directory.appendingPathComponent("moves").path) }
+    /// `presenters/` in the namespace folder (kept as a string: every coordination looks there).
+    private let presenceFolder: String
     private let presenceServer = Mutex<PresenceServer?>(nil)
 
     /// This process's presence server, started when it first presents something.
@@ -51,9 +53,16 @@ public final class CoordinationNamespace: Sendable {
         }
     }
 
+    /// Open connections to other processes' presence servers, between coordinations.
+    private let presenceConnections = PresenceConnectionPool()
+    /// Listings of the unit folders in `presenters/`.
+    private let presenceEntries = PresenceEntryCache()
+
     /// Asks other processes' presenters.
     var presenceClient: PresenceClient {
-        PresenceClient(folder: directory.appendingPathComponent("presenters").path, ownName: presenceServer.withLock { $0?.name })
+        PresenceClient(
+            folder: presenceFolder, ownName: presenceServer.withLock { $0?.name },
+            pool: presenceConnections, entries: presenceEntries)
     }
 
     /// A namespace in `directory` (created, with its parents, if missing). `packageExtensions`
@@ -65,6 +74,7 @@ public final class CoordinationNamespace: Sendable {
         self.directory = directory
         self.packageExtensions = Set(packageExtensions.map { $0.lowercased() })
         self.lockFilePath = lockFilePath
+        self.presenceFolder = directory.appendingPathComponent("presenters").path
         var status = stat()
         _ = fstat(fd, &status)
         self.lockFile = LockPlan.LockFile(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))

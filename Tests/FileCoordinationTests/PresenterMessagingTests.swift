@@ -17,6 +17,13 @@ extension Child {
     /// The callback lines so far (without the `ready` line).
     var callbacks: [String] { output.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("ready") } }
 
+    /// Waits until the child printed `count` callback lines (up to 10 s); the lines.
+    func callbacks(count: Int) async -> [String] {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while callbacks.count < count && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(5)) }
+        return callbacks
+    }
+
     /// Waits until the child printed `line` (up to 10 s).
     func wait(forLine line: String) async -> Bool {
         let deadline = ContinuousClock.now + .seconds(10)

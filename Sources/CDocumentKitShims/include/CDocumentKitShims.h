@@ -38,6 +38,11 @@ int dk_unix_connect(const char *path);
 /// Waits up to `milliseconds` for `fd` to be readable: 1 readable (or closed), 0 timed out, -1 error.
 int dk_wait_readable(int fd, int milliseconds);
 
+/// The names in the directory at `path` that do not start with `.`, each followed by a NUL,
+/// written to `names` (`size` bytes): open, getdents64 until the end, close. Returns the bytes
+/// written; -1 with errno (`ENOENT`: no such directory; `ERANGE`: `names` is too small).
+int dk_list_names(const char *path, char *names, int size);
+
 /// The current thread's errno.
 int dk_errno(void);
 

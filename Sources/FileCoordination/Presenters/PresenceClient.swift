@@ -7,57 +7,88 @@ import Foundation
 import SystemPackage
 
 /// The coordinator's side of ``PresenceServer``: asks the presenters of a unit in other
-/// processes, and holds their connections open until the coordination ends.
+/// processes, over connections the coordination holds until it ends.
 struct PresenceClient {
     let folder: String
     /// This process's own name (its own presenters are asked directly), if it has presenters.
     let ownName: String?
+    /// Idle connections to version 2 servers.
+    let pool: PresenceConnectionPool
+    /// Listings of unit folders.
+    let entries: PresenceEntryCache
 
-    /// Asks every other process presenting `request.unit`; returns the open connections (close
-    /// them when the accessor is done), or throws naming the process that failed or was too slow.
-    func ask(_ request: PresenterRequest, deadline: ContinuousClock.Instant) throws(DocumentKitError) -> [CInt] {
+    /// Asks every other process presenting `request.unit`, adding the connections used to
+    /// `connections` (one per version 2 process for the whole coordination; end them when the
+    /// accessor is done), or throws naming the process that failed or was too slow.
+    func ask(_ request: PresenterRequest, deadline: ContinuousClock.Instant, into connections: inout [PresenceConnection])
+        throws(DocumentKitError)
+    {
         let unitFolder = PresenceServer.unitFolder(folder, request.unit)
-        guard access(unitFolder, F_OK) == 0 else { return [] }  // nobody presents it: the common case, one syscall
-        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: unitFolder), !entries.isEmpty else { return [] }
-        var connections: [CInt] = []
-        for entry in entries.sorted() where entry != ownName {
-            let socketPath = folder + "/" + entry + ".sock"
-            let connection = dk_unix_connect(socketPath)
-            guard connection >= 0 else {
-                if errno == ECONNREFUSED || errno == ENOENT {
-                    // A dead process: forget its entry and socket.
-                    unlink(unitFolder + "/" + entry)
-                    unlink(socketPath)
-                    continue
-                }
-                connections.forEach { close($0) }
-                throw DocumentKitError(Errno(rawValue: errno), operation: .open, path: request.path, step: "reaching the presenter of process \(pid(entry))")
+        guard let entries = entries.names(in: unitFolder) else { return }  // nobody presents it: the common case, one syscall
+        for entry in entries where entry != ownName {
+            let peer = PresenceServer.Peer(name: entry)
+            // Version 1 servers do not know subitem deletions; their watchers tell them afterwards.
+            guard peer.isVersion2 || request.kind != .subitemDeletion else { continue }
+            var connection: PresenceConnection
+            var pooled = false
+            if let index = connections.firstIndex(where: { $0.peer == entry && $0.isVersion2 }) {
+                // Already asked in this coordination: the same connection carries this request too.
+                connection = connections.remove(at: index)
+            } else if peer.isVersion2, let idle = pool.take(entry) {
+                connection = PresenceConnection(descriptor: idle, peer: entry, isVersion2: true)
+                pooled = true
+            } else {
+                guard let fresh = try connect(peer, unitFolder: unitFolder, request: request) else { continue }
+                connection = fresh
             }
-            connections.append(connection)
-            let sent = request.encoded.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            let remaining = max(0, Int((deadline - .now) / .milliseconds(1)))
-            var reply = [UInt8](repeating: 0, count: 4_096)
-            let ready = sent >= 0 ? dk_wait_readable(connection, Int32(remaining)) : -1
-            let count = ready == 1 ? recv(connection, &reply, reply.count, 0) : -1
-            let text = count > 0 ? String(decoding: reply[..<count], as: UTF8.self) : ""
-            if text == "OK" { continue }
-            if count == 0 {
-                // The process ended while we asked: nothing to wait for.
-                close(connections.removeLast())
-                continue
+            var answer = connection.exchange(request, deadline: deadline)
+            if answer == .closed && pooled {
+                // The pooled connection had gone stale: one fresh try.
+                close(connection.descriptor)
+                guard let fresh = try connect(peer, unitFolder: unitFolder, request: request) else { continue }
+                connection = fresh
+                answer = connection.exchange(request, deadline: deadline)
             }
-            connections.forEach { close($0) }
-            if ready == 0 {
-                throw DocumentKitError(
-                    .busy, operation: .open, path: request.path,
-                    detail: "The presenter in process \(pid(entry)) did not answer within the deadline.")
+            switch answer {
+            case .ok:
+                connections.append(connection)
+            case .closed:
+                close(connection.descriptor)  // the process ended while we asked: nothing to wait for
+            case .timedOut:
+                close(connection.descriptor)  // its answer would come too late to read
+                throw failure(answer, peer, request)
+            case .refused:
+                connections.append(connection)  // still usable; ended with the others
+                throw failure(answer, peer, request)
             }
-            throw DocumentKitError(
-                .busy, operation: .open, path: request.path,
-                detail: "The presenter in process \(pid(entry)) refused: \(text.hasPrefix("ERR ") ? String(text.dropFirst(4)) : text)")
         }
-        return connections
     }
 
-    private func pid(_ entry: String) -> String { String(entry.prefix { $0 != "." }) }
+    /// A new connection to `peer`, or nil if its process is dead (its entry and socket are then removed).
+    private func connect(_ peer: PresenceServer.Peer, unitFolder: String, request: PresenterRequest) throws(DocumentKitError)
+        -> PresenceConnection?
+    {
+        let socketPath = folder + "/" + peer.name + ".sock"
+        let descriptor = dk_unix_connect(socketPath)
+        guard descriptor >= 0 else {
+            if errno == ECONNREFUSED || errno == ENOENT {
+                unlink(unitFolder + "/" + peer.name)
+                unlink(socketPath)
+                pool.forget(peer.name)
+                return nil
+            }
+            throw DocumentKitError(
+                Errno(rawValue: errno), operation: .open, path: request.path, step: "reaching the presenter of process \(peer.pid)")
+        }
+        return PresenceConnection(descriptor: descriptor, peer: peer.name, isVersion2: peer.isVersion2)
+    }
+
+    private func failure(_ answer: PresenceConnection.Answer, _ peer: PresenceServer.Peer, _ request: PresenterRequest) -> DocumentKitError {
+        if case .refused(let text) = answer {
+            return DocumentKitError(
+                .busy, operation: .open, path: request.path, detail: "The presenter in process \(peer.pid) refused: \(text)")
+        }
+        return DocumentKitError(
+            .busy, operation: .open, path: request.path, detail: "The presenter in process \(peer.pid) did not answer within the deadline.")
+    }
 }

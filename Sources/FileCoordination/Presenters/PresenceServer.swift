@@ -10,23 +10,35 @@ import Synchronization
 /// How the processes that present items find each other and are asked to step aside.
 ///
 /// Each process with presenters in a namespace listens on one Unix socket,
-/// `presenters/<pid>.<random>.sock`, and publishes, for every unit it presents, an empty entry
-/// `presenters/<unit>/<pid>.<random>`. A coordinator lists the entry folder of its unit (nothing
-/// to list: nobody to ask, one failed `open`), connects to each socket, sends a
-/// ``PresenterRequest`` and waits for `OK` (or `ERR …`) until its deadline; it keeps the
-/// connection open while its accessor runs and closes it when done, which runs the presenters'
-/// reacquirers. A socket that refuses connections belongs to a dead process: its entries are
-/// removed by whoever finds them.
+/// `presenters/<pid>.<random>.v2.sock`, and publishes, for every unit it presents, an empty entry
+/// `presenters/<unit>/<pid>.<random>.v2`. A coordinator lists the entry folder of its unit (nothing
+/// to list: nobody to ask, one failed `open`), and asks each process there over a connection it
+/// keeps from one coordination to the next (``PresenceConnectionPool``); the server serves a
+/// connection's requests in turn on a thread of its own (``PresenceConversation``), running
+/// presenter callbacks on that thread when the presenter's delivery is idle. Version 1 processes
+/// (entries without `.v2`) get a connection per request, closed at the end. A socket that refuses
+/// connections belongs to a dead process: its entries are removed by whoever finds them.
+/// `Formats/presence/v2/SPEC.md` has the details.
 final class PresenceServer: Sendable {
     let folder: String
-    /// `<pid>.<random>`: this process's name in the namespace.
+    /// `<pid>.<random>.v2`: this process's name in the namespace.
     let name: String
     private let listener: CInt
     private let registry: PresenterRegistry
 
+    /// A server's name in the namespace, as a coordinator reads it from an entry.
+    struct Peer {
+        let name: String
+
+        /// Whether it speaks version 2 (its name ends in `.v2`).
+        var isVersion2: Bool { name.hasSuffix(".v2") }
+        /// Its process id, for messages.
+        var pid: Substring { name.prefix { $0 != "." } }
+    }
+
     init?(namespaceDirectory: URL, registry: PresenterRegistry) {
         folder = namespaceDirectory.appendingPathComponent("presenters").path
-        name = "\(getpid()).\(TemporaryName.randomSuffix())"
+        name = "\(getpid()).\(TemporaryName.randomSuffix()).v2"
         self.registry = registry
         mkdir(folder, 0o700)
         listener = dk_unix_listen(folder + "/" + name + ".sock")
@@ -61,42 +73,9 @@ final class PresenceServer: Sendable {
                 if errno == EINTR || errno == ECONNABORTED { continue }
                 return
             }
-            let thread = Thread { [self] in self.serve(connection) }
+            let thread = Thread { [registry] in PresenceConversation(connection: connection, registry: registry).serve() }
+            thread.name = "DocumentKit.presence"
             thread.start()
         }
-    }
-
-    /// One request: ask the presenters, answer, then wait for the coordinator to finish (the
-    /// connection closing) and run the reacquirers.
-    private func serve(_ connection: CInt) {
-        defer { close(connection) }
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        let count = recv(connection, &buffer, buffer.count, 0)
-        guard count > 0, let request = PresenterRequest(Data(buffer[..<count])) else { return }
-        let outcome = Self.waitFor { await self.registry.prepare(request, excluding: nil) }
-        switch outcome {
-        case .failure(let error):
-            _ = Array("ERR \(error)".utf8).withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        case .success(let reacquirers):
-            _ = Array("OK".utf8).withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            while recv(connection, &buffer, buffer.count, 0) > 0 {}  // until the coordinator closes
-            if !reacquirers.isEmpty {
-                Self.waitFor { for reacquire in reacquirers { await reacquire() } }
-            }
-        }
-    }
-
-    /// Runs async work from a plain thread and waits for it.
-    @discardableResult
-    static func waitFor<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
-        let done = DispatchSemaphore(value: 0)
-        let result = Mutex<T?>(nil)
-        Task(executorPreference: PresenterExecutor.shared) {
-            let value = await work()
-            result.withLock { $0 = value }
-            done.signal()
-        }
-        done.wait()
-        return result.withLock { $0! }
     }
 }

@@ -26,8 +26,12 @@ final class PresenterExecutor: TaskExecutor, @unchecked Sendable {
     }
 
     func enqueue(_ job: consuming ExecutorJob) {
-        let unowned = UnownedJob(job)
-        jobs.withLock { $0.append(unowned) }
+        enqueue(UnownedJob(job))
+    }
+
+    /// Queues a job another executor hands over.
+    func enqueue(_ job: UnownedJob) {
+        jobs.withLock { $0.append(job) }
         available.signal()
     }
 

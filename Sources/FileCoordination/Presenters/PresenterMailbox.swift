@@ -26,9 +26,31 @@ final class PresenterMailbox: Sendable {
     }
 
     /// Runs `body` in turn with the mailbox's other messages and returns its result.
-    func perform<T: Sendable>(_ body: @escaping @Sendable () async -> T) async -> T {
-        await withCheckedContinuation { continuation in
+    ///
+    /// `inline`: if no message is being delivered, `body` runs in the calling task (no hop to
+    /// another thread) while the mailbox holds later messages back; only for callers whose task
+    /// runs on a thread of its own (``ThreadExecutor``), never on Swift's shared pool.
+    func perform<T: Sendable>(inline: Bool = false, _ body: @escaping @Sendable () async -> T) async -> T {
+        if inline, claimIfIdle() {
+            let value = await body()
+            let more = state.withLock { state -> Bool in
+                if state.queue.isEmpty { state.draining = false }
+                return state.draining
+            }
+            if more { Task(executorPreference: PresenterExecutor.shared) { await self.drain() } }
+            return value
+        }
+        return await withCheckedContinuation { continuation in
             send { continuation.resume(returning: await body()) }
+        }
+    }
+
+    /// Marks the mailbox as delivering if it was idle; whether it was.
+    private func claimIfIdle() -> Bool {
+        state.withLock { state in
+            if state.draining { return false }
+            state.draining = true
+            return true
         }
     }
 

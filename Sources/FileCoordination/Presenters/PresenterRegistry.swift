@@ -114,15 +114,23 @@ final class PresenterRegistry: Sendable {
 
     /// Asks this process's presenters of `request.unit` (except `excluded`) to save and step
     /// aside, each on its own serial delivery; returns their reacquirers, or the first error.
-    func prepare(_ request: PresenterRequest, excluding excluded: Int?) async -> Result<[@Sendable () async -> Void], DocumentKitError> {
+    ///
+    /// A presenter of a folder or package holding the item hears a deletion as
+    /// `accommodatePresentedSubitemDeletion(at:)`. `inline`: see ``PresenterMailbox/perform(inline:_:)``.
+    func prepare(_ request: PresenterRequest, excluding excluded: Int?, inline: Bool = false) async
+        -> Result<[@Sendable () async -> Void], DocumentKitError>
+    {
         let targets = state.withLock { state in
-            state.registrations.filter { $0.key != excluded && $0.value.unit == request.unit }.map { ($0.key, $0.value) }
+            state.registrations.compactMap { $0.key != excluded && $0.value.unit == request.unit ? ($0.key, $0.value) : nil }
         }
+        let deletes = request.kind == .deletion || request.kind == .subitemDeletion
         var reacquirers: [@Sendable () async -> Void] = []
         for (id, registration) in targets {
             let presenter = registration.presenter
-            let outcome: Result<(@Sendable () async -> Void)?, DocumentKitError> = await registration.mailbox.perform {
-                await PresenterCallbackContext.$units.withValue([request.unit]) {
+            // A folder or package holding the item hears of a subitem's deletion.
+            let holdsItem = request.kind == .subitemDeletion || Self.path(request.path, isInside: registration.path)
+            let outcome: Result<(@Sendable () async -> Void)?, DocumentKitError> = await registration.mailbox.perform(inline: inline) {
+                await PresenterCallbackContext.$units.withValue([request.itemUnit]) {
                     if request.save {
                         self.state.withLock { $0.registrations[id]?.isSaving = true }
                         defer {
@@ -137,12 +145,17 @@ final class PresenterRegistry: Sendable {
                                     detail: "A presenter could not save its changes first: \(error)"))
                         }
                     }
-                    let reacquirer: (@Sendable () async -> Void)?
+                    var reacquirer: (@Sendable () async -> Void)?
                     switch request.kind {
                     case .reader: reacquirer = await presenter.relinquishPresentedItemToReader()
                     case .writer, .deletion: reacquirer = await presenter.relinquishPresentedItemToWriter()
+                    case .subitemDeletion: reacquirer = nil
                     }
-                    if request.kind == .deletion { await presenter.accommodatePresentedItemDeletion() }
+                    if deletes && holdsItem {
+                        await presenter.accommodatePresentedSubitemDeletion(at: URL(fileURLWithPath: request.path))
+                    } else if request.kind == .deletion {
+                        await presenter.accommodatePresentedItemDeletion()
+                    }
                     return .success(reacquirer)
                 }
             }
@@ -152,12 +165,18 @@ final class PresenterRegistry: Sendable {
                 return .failure(error)
             case .success(let reacquirer):
                 if let reacquirer { reacquirers.append(reacquirer) }
-                if request.kind == .deletion {
+                if deletes && !holdsItem {
                     state.withLock { $0.registrations[id]?.deletionAnnounced = true }
                 }
             }
         }
         return .success(reacquirers)
+    }
+
+    /// Whether `path` is below `folder` (not `folder` itself).
+    private static func path(_ path: String, isInside folder: String) -> Bool {
+        path.utf8.count > folder.utf8.count && path.utf8.starts(with: folder.utf8)
+            && path.utf8[path.utf8.index(path.utf8.startIndex, offsetBy: folder.utf8.count)] == UInt8(ascii: "/")
     }
 
     /// A coordinated move of the item at `oldPath` (or a folder holding presented items):

@@ -7,14 +7,17 @@ import Foundation
 /// The presenters a coordination asked to step aside, to be given their items back when its
 /// accessor is done.
 struct PresenterSessions: Sendable {
-    var connections: [CInt] = []
+    var connections: [PresenceConnection] = []
+    /// Where version 2 connections go back when the coordination ends.
+    var pool: PresenceConnectionPool?
     var reacquirers: [@Sendable () async -> Void] = []
 
     /// The requests for the resolved items: one per unit, the strongest kind wanted.
     static func requests(for resolved: [FileCoordinator.Resolved]) -> [PresenterRequest] {
         var byUnit: [Int64: PresenterRequest] = [:]
         for entry in resolved {
-            let unit = LockPlan.itemOffset(entry.item.components[entry.item.lockUnitIndex].key)
+            let unitIndex = entry.item.lockUnitIndex
+            let unit = LockPlan.itemOffset(entry.item.components[unitIndex].key)
             var request: PresenterRequest
             switch entry.intent.access {
             case .reading(let options):
@@ -25,8 +28,7 @@ struct PresenterSessions: Sendable {
                     path: entry.item.path)
             }
             if let existing = byUnit[unit] {
-                let rank: [PresenterRequest.Kind: Int] = [.reader: 0, .writer: 1, .deletion: 2]
-                if rank[existing.kind]! > rank[request.kind]! { request.kind = existing.kind }
+                if existing.kind.rank > request.kind.rank { request.kind = existing.kind }
                 request.save = request.save || existing.save
             }
             byUnit[unit] = request
@@ -34,18 +36,19 @@ struct PresenterSessions: Sendable {
         return byUnit.keys.sorted().map { byUnit[$0]! }
     }
 
-    /// Gives the items back: closing a connection runs that process's reacquirers.
+    /// Gives the items back: ends the coordination on every connection (their processes run
+    /// their reacquirers), then runs this process's reacquirers.
     func end() async {
-        for connection in connections { close(connection) }
+        if let pool { for connection in connections { connection.end(into: pool) } }
         for reacquire in reacquirers { await reacquire() }
     }
 
     /// The same, from a thread that must not return before it is done.
     func endBlocking() {
-        for connection in connections { close(connection) }
+        if let pool { for connection in connections { connection.end(into: pool) } }
         if !reacquirers.isEmpty {
             let reacquirers = reacquirers
-            PresenceServer.waitFor { for reacquire in reacquirers { await reacquire() } }
+            ThreadExecutor().run { for reacquire in reacquirers { await reacquire() } }
         }
     }
 }
@@ -53,19 +56,23 @@ struct PresenterSessions: Sendable {
 extension FileCoordinator {
     /// Asks the presenters of `resolved` items, in other processes and this one (except the
     /// coordinator's own), to save and step aside. Nobody presenting costs one failed `open`.
-    func askPresenters(_ resolved: [Resolved]) async throws(DocumentKitError) -> PresenterSessions {
-        var sessions = PresenterSessions()
+    ///
+    /// `inline`: this process's presenters may run in the calling task (see
+    /// ``PresenterMailbox/perform(inline:_:)``).
+    func askPresenters(_ resolved: [Resolved], inline: Bool = false) async throws(DocumentKitError) -> PresenterSessions {
+        let client = namespace.presenceClient
+        var sessions = PresenterSessions(pool: client.pool)
         let deadline = ContinuousClock.now + presenterTimeout
         let localUnits = namespace.presenters.count > 0 ? namespace.presenters.presentedUnits : [:]
         for request in PresenterSessions.requests(for: resolved) {
             do {
-                sessions.connections += try namespace.presenceClient.ask(request, deadline: deadline)
+                try client.ask(request, deadline: deadline, into: &sessions.connections)
             } catch {
                 await sessions.end()
                 throw error
             }
             guard localUnits[request.unit] != nil else { continue }
-            switch await namespace.presenters.prepare(request, excluding: presenter?.currentID) {
+            switch await namespace.presenters.prepare(request, excluding: presenter?.currentID, inline: inline) {
             case .success(let reacquirers): sessions.reacquirers += reacquirers
             case .failure(let error):
                 await sessions.end()
@@ -75,24 +82,27 @@ extension FileCoordinator {
         return sessions
     }
 
-    /// The blocking form of ``askPresenters(_:)``.
+    /// The blocking form of ``askPresenters(_:inline:)``.
     func askPresentersBlocking(_ resolved: [Resolved]) throws(DocumentKitError) -> PresenterSessions {
         let localUnits = namespace.presenters.count > 0 ? namespace.presenters.presentedUnits : [:]
         let requests = PresenterSessions.requests(for: resolved)
         if requests.allSatisfy({ localUnits[$0.unit] == nil }) {
             // Only other processes to ask: no task needed.
-            var sessions = PresenterSessions()
+            let client = namespace.presenceClient
+            var sessions = PresenterSessions(pool: client.pool)
             let deadline = ContinuousClock.now + presenterTimeout
             for request in requests {
-                do { sessions.connections += try namespace.presenceClient.ask(request, deadline: deadline) } catch {
+                do { try client.ask(request, deadline: deadline, into: &sessions.connections) } catch {
                     sessions.endBlocking()
                     throw error
                 }
             }
             return sessions
         }
-        let outcome: Result<PresenterSessions, DocumentKitError> = PresenceServer.waitFor {
-            do throws(DocumentKitError) { return .success(try await self.askPresenters(resolved)) } catch { return .failure(error) }
+        let outcome: Result<PresenterSessions, DocumentKitError> = ThreadExecutor().run {
+            do throws(DocumentKitError) { return .success(try await self.askPresenters(resolved, inline: true)) } catch {
+                return .failure(error)
+            }
         }
         return try outcome.get()
     }

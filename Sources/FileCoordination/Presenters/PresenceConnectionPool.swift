@@ -1,0 +1,39 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// Open version 2 connections to other processes' presence servers, idle between
+/// coordinations: a connection serves one coordination at a time, then comes back here.
+final class PresenceConnectionPool: Sendable {
+    /// Idle connections kept per process; more are closed when given back.
+    static let idleLimit = 4
+
+    private let idle = Mutex<[String: [CInt]]>([:])
+
+    /// An idle connection to the server named `peer`, if any.
+    func take(_ peer: String) -> CInt? {
+        idle.withLock { $0[peer]?.popLast() }
+    }
+
+    /// Gives back a connection whose coordination is over.
+    func giveBack(_ connection: CInt, to peer: String) {
+        let kept = idle.withLock { idle -> Bool in
+            guard idle[peer, default: []].count < Self.idleLimit else { return false }
+            idle[peer, default: []].append(connection)
+            return true
+        }
+        if !kept { close(connection) }
+    }
+
+    /// Closes every idle connection to `peer` (its process is gone).
+    func forget(_ peer: String) {
+        for connection in idle.withLock({ $0.removeValue(forKey: peer) ?? [] }) { close(connection) }
+    }
+
+    deinit {
+        idle.withLock { idle in
+            for connection in idle.values.joined() { close(connection) }
+        }
+    }
+}
