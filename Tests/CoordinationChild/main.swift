@@ -21,10 +21,12 @@
 //     dk-coordination-child present NAMESPACE_DIR EXTS PATH BEHAVIOUR
 //
 // Registers a presenter of PATH, prints `ready <pid>`, then one line per callback
-// (`save`, `relinquish-reader`, `relinquish-writer`, `reacquire`, `deletion`, `changed`) until a
-// line arrives on standard input or it closes. BEHAVIOUR: `log` (only that), `slow` (takes 10 s to
-// relinquish), `nested` (tries to coordinate a read of PATH from inside the relinquish callback and
-// prints `nested-refused` or `nested-ran`), `save=TEXT` (writes TEXT to PATH when asked to save).
+// (`save`, `relinquish-reader`, `relinquish-writer`, `reacquire`, `deletion`, `changed`, and
+// `subitem-deletion NAME present|gone`: whether the subitem still existed when the callback ran)
+// until a line arrives on standard input or it closes. BEHAVIOUR: `log` (only that), `slow` (takes
+// 10 s to relinquish or to accommodate a subitem's deletion), `nested` (tries to coordinate a read
+// of PATH from inside the relinquish callback and prints `nested-refused` or `nested-ran`),
+// `save=TEXT` (writes TEXT to PATH when asked to save).
 //
 // Times are CLOCK_MONOTONIC nanoseconds, comparable across the processes of one machine; every
 // line is flushed at once. Exit status 2: bad arguments; 3: the coordination failed.
@@ -195,6 +197,11 @@ final class LoggingPresenter: FilePresenter {
 
     func accommodatePresentedItemDeletion() async { say("deletion") }
     func presentedItemDidChange() async { say("changed") }
+
+    func accommodatePresentedSubitemDeletion(at url: URL) async {
+        say("subitem-deletion \(url.lastPathComponent) \(FileManager.default.fileExists(atPath: url.path) ? "present" : "gone")")
+        if behaviour == "slow" { try? await Task.sleep(for: .seconds(10)) }
+    }
 
     private func misbehave() async {
         if behaviour == "slow" { try? await Task.sleep(for: .seconds(10)) }

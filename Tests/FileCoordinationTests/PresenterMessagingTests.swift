@@ -50,6 +50,12 @@ final class RecordingPresenter: FilePresenter {
         log.withLock { $0.append("relinquish-writer") }
         return { self.log.withLock { $0.append("reacquire") } }
     }
+    func accommodatePresentedItemDeletion() async { log.withLock { $0.append("deletion") } }
+    /// Records `subitem-deletion NAME present|gone`: whether the subitem was still there.
+    func accommodatePresentedSubitemDeletion(at url: URL) async {
+        let state = FileManager.default.fileExists(atPath: url.path) ? "present" : "gone"
+        log.withLock { $0.append("subitem-deletion \(url.lastPathComponent) \(state)") }
+    }
 }
 
 @Suite("Coordinators ask presenters in other processes and in this one")

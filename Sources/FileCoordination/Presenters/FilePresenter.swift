@@ -17,7 +17,9 @@ import Foundation
 /// ``savePresentedItemChanges()`` before a read (unless it reads `withoutChanges`) or a merging
 /// write, ``relinquishPresentedItemToReader()`` / ``relinquishPresentedItemToWriter()`` before
 /// its accessor runs (the returned reacquirer runs when it is done), and
-/// ``accommodatePresentedItemDeletion()`` before it deletes the item.
+/// ``accommodatePresentedItemDeletion()`` before it deletes the item. A presenter of a folder (or
+/// package) hears ``accommodatePresentedSubitemDeletion(at:)`` before a coordinator deletes
+/// anything inside it, at any depth.
 ///
 /// > Important: A callback must not start a coordination of the item it is asked about: the
 /// > coordinator is waiting for it, so that would deadlock. DocumentKit detects it and fails
@@ -48,7 +50,9 @@ public protocol FilePresenter: AnyObject, Sendable {
     func presentedSubitem(at oldURL: URL, didMoveTo newURL: URL) async
     /// An item inside the presented folder changed.
     func presentedSubitemDidChange(at url: URL) async
-    /// An item inside the presented folder was deleted (or moved out of it).
+    /// An item inside the presented folder (or package) will be deleted by a coordinator (it is
+    /// still there; the coordinator waits for this callback), or was deleted or moved out of the
+    /// folder by someone else.
     func accommodatePresentedSubitemDeletion(at url: URL) async
 }
 

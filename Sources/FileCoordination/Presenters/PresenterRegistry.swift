@@ -23,6 +23,9 @@ final class PresenterRegistry: Sendable {
         var unit: Int64?
         /// A coordinated deletion was announced; the watcher does not announce it again.
         var deletionAnnounced = false
+        /// Entries of the presented folder whose coordinated deletion was announced: the watcher
+        /// does not announce them again.
+        var announcedSubitemDeletions: Set<String> = []
         /// The presenter is saving its changes: what the watcher sees meanwhile is its own doing.
         var isSaving = false
     }
@@ -167,6 +170,8 @@ final class PresenterRegistry: Sendable {
                 if let reacquirer { reacquirers.append(reacquirer) }
                 if deletes && !holdsItem {
                     state.withLock { $0.registrations[id]?.deletionAnnounced = true }
+                } else if deletes, let withdraw = announceSubitemDeletion(request.path, to: id) {
+                    reacquirers.append(withdraw)
                 }
             }
         }
@@ -177,6 +182,26 @@ final class PresenterRegistry: Sendable {
     private static func path(_ path: String, isInside folder: String) -> Bool {
         path.utf8.count > folder.utf8.count && path.utf8.starts(with: folder.utf8)
             && path.utf8[path.utf8.index(path.utf8.startIndex, offsetBy: folder.utf8.count)] == UInt8(ascii: "/")
+    }
+
+    /// Notes that the presenter `id` heard of the coming deletion of `path`, so that the watcher
+    /// does not report it again, if the watcher would report it (an entry of the presented
+    /// folder). Returns what to run when the coordination ends: if the item is still there, it
+    /// was not deleted, and the note is dropped.
+    private func announceSubitemDeletion(_ path: String, to id: Int) -> (@Sendable () async -> Void)? {
+        let noted = state.withLock { state -> Bool in
+            guard let registration = state.registrations[id], registration.children != nil,
+                let slash = path.lastIndex(of: "/"), path[..<slash] == registration.path
+            else { return false }
+            state.registrations[id]?.announcedSubitemDeletions.insert(path)
+            return true
+        }
+        guard noted else { return nil }
+        return { [weak self] in
+            var status = stat()
+            guard lstat(path, &status) == 0 else { return }
+            self?.state.withLock { _ = $0.registrations[id]?.announcedSubitemDeletions.remove(path) }
+        }
     }
 
     /// A coordinated move of the item at `oldPath` (or a folder holding presented items):
@@ -231,9 +256,11 @@ final class PresenterRegistry: Sendable {
         }
         for (id, old) in work where !old.isSaving {
             var registration = old
-            deliverChanges(&registration)
+            deliverChanges(&registration, id: id)
             state.withLock { state in
-                if state.registrations[id] != nil { state.registrations[id] = registration }
+                guard let live = state.registrations[id] else { return }
+                registration.announcedSubitemDeletions = live.announcedSubitemDeletions  // kept only in the live state
+                state.registrations[id] = registration
             }
             if registration.path != old.path || registration.snapshot.inode != old.snapshot.inode
                 || registration.children != old.children
@@ -244,7 +271,7 @@ final class PresenterRegistry: Sendable {
         watcher.forgetRenames()
     }
 
-    private func deliverChanges(_ registration: inout Registration) {
+    private func deliverChanges(_ registration: inout Registration, id: Int) {
         let presenter = registration.presenter
         let mailbox = registration.mailbox
         let current = Self.snapshot(registration)
@@ -276,12 +303,28 @@ final class PresenterRegistry: Sendable {
         guard let before = registration.children else { return }
         let after = ItemSnapshot.children(of: registration.path, isPackage: isPackageName)
         registration.children = after
-        deliverSubitemChanges(from: before, to: after, in: registration.path, presenter: presenter, mailbox: mailbox)
+        let announced = takeAnnouncedSubitemDeletions(of: id, in: registration.path, absentFrom: after)
+        deliverSubitemChanges(
+            from: before, to: after, in: registration.path, presenter: presenter, mailbox: mailbox, announced: announced)
     }
 
+    /// The announced deletions of entries now gone from the folder: the presenter heard of them
+    /// from the coordinator, and the notes are used up.
+    private func takeAnnouncedSubitemDeletions(of id: Int, in folder: String, absentFrom after: [String: ItemSnapshot.Child])
+        -> Set<String>
+    {
+        state.withLock { state in
+            guard let announced = state.registrations[id]?.announcedSubitemDeletions, !announced.isEmpty else { return [] }
+            let gone = announced.filter { after[String($0.dropFirst(folder.count + 1))] == nil }
+            state.registrations[id]?.announcedSubitemDeletions.subtract(gone)
+            return gone
+        }
+    }
+
+    /// `announced`: deleted entries the presenter already heard of (not announced again).
     private func deliverSubitemChanges(
         from before: [String: ItemSnapshot.Child], to after: [String: ItemSnapshot.Child], in folder: String,
-        presenter: any FilePresenter, mailbox: PresenterMailbox
+        presenter: any FilePresenter, mailbox: PresenterMailbox, announced: Set<String>
     ) {
         func url(_ name: String) -> URL { URL(fileURLWithPath: folder + "/" + name) }
         var appeared = after.keys.filter { before[$0] == nil }
@@ -299,7 +342,7 @@ final class PresenterRegistry: Sendable {
             }) {
                 let (from, to) = (url(name), url(appeared.remove(at: index)))
                 mailbox.send { await presenter.presentedSubitem(at: from, didMoveTo: to) }
-            } else {
+            } else if !announced.contains(folder + "/" + name) {
                 let deleted = url(name)
                 mailbox.send { await presenter.accommodatePresentedSubitemDeletion(at: deleted) }
             }

@@ -12,9 +12,13 @@ struct PresenterSessions: Sendable {
     var pool: PresenceConnectionPool?
     var reacquirers: [@Sendable () async -> Void] = []
 
-    /// The requests for the resolved items: one per unit, the strongest kind wanted.
+    /// The requests for the resolved items: one per unit, the strongest kind wanted; and for a
+    /// deletion, one to every folder above the item's unit (their presenters hear of a subitem's
+    /// deletion; the presenters of an enclosing package, the unit itself, hear it through the
+    /// unit's request).
     static func requests(for resolved: [FileCoordinator.Resolved]) -> [PresenterRequest] {
         var byUnit: [Int64: PresenterRequest] = [:]
+        var subitemDeletions: [PresenterRequest] = []
         for entry in resolved {
             let unitIndex = entry.item.lockUnitIndex
             let unit = LockPlan.itemOffset(entry.item.components[unitIndex].key)
@@ -27,13 +31,20 @@ struct PresenterSessions: Sendable {
                     kind: options.contains(.forDeleting) ? .deletion : .writer, save: options.contains(.forMerging), unit: unit,
                     path: entry.item.path)
             }
+            if request.kind == .deletion {
+                for folder in entry.item.components[..<unitIndex] {
+                    let folderRequest = PresenterRequest(
+                        kind: .subitemDeletion, save: false, unit: LockPlan.itemOffset(folder.key), itemUnit: unit, path: entry.item.path)
+                    if !subitemDeletions.contains(folderRequest) { subitemDeletions.append(folderRequest) }
+                }
+            }
             if let existing = byUnit[unit] {
                 if existing.kind.rank > request.kind.rank { request.kind = existing.kind }
                 request.save = request.save || existing.save
             }
             byUnit[unit] = request
         }
-        return byUnit.keys.sorted().map { byUnit[$0]! }
+        return byUnit.keys.sorted().map { byUnit[$0]! } + subitemDeletions
     }
 
     /// Gives the items back: ends the coordination on every connection (their processes run
