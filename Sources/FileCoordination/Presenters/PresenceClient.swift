@@ -35,7 +35,7 @@ struct PresenceClient {
                 // Already asked in this coordination: the same connection carries this request too.
                 connection = connections.remove(at: index)
             } else if peer.isVersion2, let idle = pool.take(entry) {
-                connection = PresenceConnection(descriptor: idle, peer: entry, isVersion2: true)
+                connection = idle
                 pooled = true
             } else {
                 guard let fresh = try connect(peer, unitFolder: unitFolder, request: request) else { continue }

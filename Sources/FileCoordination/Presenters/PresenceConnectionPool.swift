@@ -9,31 +9,31 @@ final class PresenceConnectionPool: Sendable {
     /// Idle connections kept per process; more are closed when given back.
     static let idleLimit = 4
 
-    private let idle = Mutex<[String: [CInt]]>([:])
+    private let idle = Mutex<[String: [PresenceConnection]]>([:])
 
     /// An idle connection to the server named `peer`, if any.
-    func take(_ peer: String) -> CInt? {
+    func take(_ peer: String) -> PresenceConnection? {
         idle.withLock { $0[peer]?.popLast() }
     }
 
     /// Gives back a connection whose coordination is over.
-    func giveBack(_ connection: CInt, to peer: String) {
+    func giveBack(_ connection: PresenceConnection) {
         let kept = idle.withLock { idle -> Bool in
-            guard idle[peer, default: []].count < Self.idleLimit else { return false }
-            idle[peer, default: []].append(connection)
+            guard idle[connection.peer, default: []].count < Self.idleLimit else { return false }
+            idle[connection.peer, default: []].append(connection)
             return true
         }
-        if !kept { close(connection) }
+        if !kept { close(connection.descriptor) }
     }
 
     /// Closes every idle connection to `peer` (its process is gone).
     func forget(_ peer: String) {
-        for connection in idle.withLock({ $0.removeValue(forKey: peer) ?? [] }) { close(connection) }
+        for connection in idle.withLock({ $0.removeValue(forKey: peer) ?? [] }) { close(connection.descriptor) }
     }
 
     deinit {
         idle.withLock { idle in
-            for connection in idle.values.joined() { close(connection) }
+            for connection in idle.values.joined() { close(connection.descriptor) }
         }
     }
 }
