@@ -38,7 +38,10 @@ public final class CoordinationNamespace: Sendable {
     /// This process's presenters in the namespace.
     let presenters: PresenterRegistry
     /// Coordinated moves, for coordinations that waited for them.
-    var moves: MoveJournal { MoveJournal(folder: directory.appendingPathComponent("moves").path) }
+    var moves: MoveJournal { MoveJournal(folder: movesFolder) }
+    private let movesFolder: String
+    /// `presenters/` in the namespace folder (kept as a string: every coordination looks there).
+    private let presenceFolder: String
     private let presenceServer = Mutex<PresenceServer?>(nil)
 
     /// This process's presence server, started when it first presents something.
@@ -53,7 +56,7 @@ public final class CoordinationNamespace: Sendable {
 
     /// Asks other processes' presenters.
     var presenceClient: PresenceClient {
-        PresenceClient(folder: directory.appendingPathComponent("presenters").path, ownName: presenceServer.withLock { $0?.name })
+        PresenceClient(folder: presenceFolder, ownName: presenceServer.withLock { $0?.name })
     }
 
     /// A namespace in `directory` (created, with its parents, if missing). `packageExtensions`
@@ -65,6 +68,8 @@ public final class CoordinationNamespace: Sendable {
         self.directory = directory
         self.packageExtensions = Set(packageExtensions.map { $0.lowercased() })
         self.lockFilePath = lockFilePath
+        self.movesFolder = directory.appendingPathComponent("moves").path
+        self.presenceFolder = directory.appendingPathComponent("presenters").path
         var status = stat()
         _ = fstat(fd, &status)
         self.lockFile = LockPlan.LockFile(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))

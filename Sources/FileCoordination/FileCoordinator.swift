@@ -133,7 +133,7 @@ public struct FileCoordinator: Sendable {
         }
         defer { held.releaseAll() }
         let sessions = try await askPresenters(resolved)
-        let granted = grant(resolved, originals: intents, startingIdentities: wait.startingIdentities)
+        let granted = grant(resolved, startingIdentities: wait.startingIdentities)
         do {
             let result = try await Self.$heldByEnclosingCoordination.withValue(held.held) { try await accessor(granted) }
             await sessions.end()
@@ -163,7 +163,7 @@ public struct FileCoordinator: Sendable {
         }
         let old = try ItemPath.resolve(oldURL, resolvingFinalLink: false, namespace: namespace)
         let new = try ItemPath.resolve(newURL, resolvingFinalLink: false, namespace: namespace)
-        namespace.moves.record(LockPlan.itemOffset(old.components[old.lockUnitIndex].key), movedTo: new.path)
+        namespace.moves.record(old.unitOffset, movedTo: new.path)
         namespace.presenters.itemDidMove(from: old.path, to: new.path)
     }
 
@@ -237,7 +237,7 @@ public struct FileCoordinator: Sendable {
         }
         let sessions = enclosing.isEmpty ? try askPresentersBlocking(resolved) : PresenterSessions()
         defer { sessions.endBlocking() }
-        let granted = grant(resolved, originals: intents, startingIdentities: wait.startingIdentities)
+        let granted = grant(resolved, startingIdentities: wait.startingIdentities)
         return try Self.$heldByEnclosingCoordination.withValue(enclosing + held.held) { try accessor(granted) }
     }
 
@@ -249,13 +249,15 @@ public struct FileCoordinator: Sendable {
         defer { held.releaseAll() }
         let covering = enclosing.filter { $0.holder?.lockFile == held.holder.lockFile }
         if !plan.isCovered(by: covering) { try takeWithoutWaiting(plan, into: held, enclosing: covering) }
-        let granted = grant(resolved, originals: resolved.map(\.intent), startingIdentities: nil)
+        let granted = grant(resolved, startingIdentities: nil)
         return try await Self.$heldByEnclosingCoordination.withValue(enclosing + held.held) { try await accessor(granted) }
     }
 
     struct Resolved: Sendable {
         let intent: FileAccessIntent
         let item: ItemPath
+        /// The intent's path as its URL spells it.
+        var requestedPath: String = ""
     }
 
     private func makePlan(_ intents: [FileAccessIntent]) throws(DocumentKitError) -> (LockPlan, [Resolved]) {
@@ -271,9 +273,9 @@ public struct FileCoordinator: Sendable {
             case .writing(let options):
                 (resolvesLink, writing, scopesSubtree) = (false, true, options.scopesSubtree)
             }
-            let item = try ItemPath.resolve(intent.url, resolvingFinalLink: resolvesLink, namespace: namespace)
+            let (item, requestedPath) = try ItemPath.resolveNoting(intent.url, resolvingFinalLink: resolvesLink, namespace: namespace)
             plan.add(item, writing: writing, scopesSubtree: scopesSubtree)
-            resolved.append(Resolved(intent: intent, item: item))
+            resolved.append(Resolved(intent: intent, item: item, requestedPath: requestedPath))
         }
         try refuseCoordinationFromPresenterCallback(plan, resolved)
         return (plan, resolved)
@@ -281,14 +283,14 @@ public struct FileCoordinator: Sendable {
 
     /// The intents as granted: resolved URLs, and whether each item disappeared while the
     /// coordination waited (`startingIdentities`, taken when the wait began; nil if it never waited).
-    private func grant(_ resolved: [Resolved], originals: [FileAccessIntent], startingIdentities: [(UInt64, UInt64)?]?)
+    private func grant(_ resolved: [Resolved], startingIdentities: [(UInt64, UInt64)?]?)
         -> [FileAccessIntent]
     {
         var granted: [FileAccessIntent] = []
         granted.reserveCapacity(resolved.count)
-        for (index, (entry, original)) in zip(resolved, originals).enumerated() {
-            var intent = original
-            if entry.item.path != original.url.path { intent.url = URL(fileURLWithPath: entry.item.path) }
+        for (index, entry) in resolved.enumerated() {
+            var intent = entry.intent
+            if entry.item.path != entry.requestedPath { intent.url = URL(fileURLWithPath: entry.item.path) }
             if let startingIdentities, startingIdentities[index] != nil {
                 intent.itemWasDeletedWhileWaiting = Self.identity(of: entry.item.path) == nil
             }
