@@ -168,14 +168,20 @@ public struct FileCoordinator: Sendable {
     }
 
     /// What a coordination noted when it had to wait: the items' identities when it first began
-    /// (to tell whether one was deleted meanwhile), and when the current attempt began waiting.
+    /// (to tell whether one was deleted meanwhile), the identities of their lock units when the
+    /// current attempt began waiting (to find a unit renamed by a program that does not
+    /// coordinate), and when that attempt began.
     struct WaitRecord {
         var startingIdentities: [(UInt64, UInt64)?]?
+        var unitIdentities: [(UInt64, UInt64)?] = []
         var startedAt: UInt64?
 
         mutating func begin(_ resolved: [Resolved]) {
             if startingIdentities == nil { startingIdentities = resolved.map { FileCoordinator.identity(of: $0.item.path) } }
-            if startedAt == nil { startedAt = MoveJournal.now() }
+            if startedAt == nil {
+                startedAt = MoveJournal.now()
+                unitIdentities = resolved.map { FileCoordinator.identity(of: $0.item.path(upTo: $0.item.lockUnitIndex)) }
+            }
         }
     }
 
@@ -186,7 +192,7 @@ public struct FileCoordinator: Sendable {
         _ resolved: inout [Resolved], _ held: inout HeldLocks
     ) throws(DocumentKitError) -> Bool {
         guard let since = wait.startedAt, attempt + 1 < Self.moveFollowingLimit,
-            let moved = movedIntents(intents, resolved, since: since)
+            let moved = movedIntents(intents, resolved, since: since, unitIdentities: wait.unitIdentities)
         else { return false }
         held.releaseAll()
         intents = moved
@@ -195,17 +201,25 @@ public struct FileCoordinator: Sendable {
         return true
     }
 
-    /// The intents with the URLs of items that a coordinated mover moved since `since`; nil if none moved.
-    private func movedIntents(_ intents: [FileAccessIntent], _ resolved: [Resolved], since: UInt64) -> [FileAccessIntent]? {
+    /// The intents with the URLs of items that moved since `since`; nil if none moved. A move is
+    /// known from the journal of coordinated movers, else (the unit's name now leads nowhere) by
+    /// finding the unit's file under another name in its folder.
+    private func movedIntents(
+        _ intents: [FileAccessIntent], _ resolved: [Resolved], since: UInt64, unitIdentities: [(UInt64, UInt64)?]
+    ) -> [FileAccessIntent]? {
         var moved = intents
         var any = false
         for (index, entry) in resolved.enumerated() {
             let unitIndex = entry.item.lockUnitIndex
-            guard let destination = namespace.moves.destination(
-                of: LockPlan.itemOffset(entry.item.components[unitIndex].key), since: since)
-            else { continue }
-            // The unit moved: the item is at the same place below the unit's new path.
             let unitPath = entry.item.path(upTo: unitIndex)
+            var destination = namespace.moves.destination(of: entry.item.unitOffset, since: since)
+            if destination == nil, index < unitIdentities.count, let (device, inode) = unitIdentities[index],
+                Self.identity(of: unitPath) == nil
+            {
+                destination = RenameFinder.find(device: device, inode: inode, in: ItemPath.parent(of: unitPath))
+            }
+            guard let destination else { continue }
+            // The unit moved: the item is at the same place below the unit's new path.
             let rest = entry.item.path.dropFirst(unitPath.count)
             moved[index].url = URL(fileURLWithPath: destination + rest)
             any = true

@@ -204,6 +204,12 @@ struct ItemPath: Sendable, Equatable {
     /// The path of the component at `index`.
     func path(upTo index: Int) -> String { Self.prefix(of: path, components: index + 1) }
 
+    /// The folder holding the item at the absolute path `path`.
+    static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
+        return String(path[..<slash])
+    }
+
     /// The first `count` components of an absolute path, as a path.
     static func prefix(of path: String, components count: Int) -> String {
         "/" + path.split(separator: "/").prefix(count).joined(separator: "/")
