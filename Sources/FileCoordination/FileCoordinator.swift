@@ -252,7 +252,7 @@ public struct FileCoordinator: Sendable {
         let sessions = enclosing.isEmpty ? try askPresentersBlocking(resolved) : PresenterSessions()
         defer { sessions.endBlocking() }
         let granted = grant(resolved, startingIdentities: wait.startingIdentities)
-        return try Self.$heldByEnclosingCoordination.withValue(enclosing + held.held) { try accessor(granted) }
+        return try Self.$heldByEnclosingCoordination.withValue(enclosing.isEmpty ? held.held : enclosing + held.held) { try accessor(granted) }
     }
 
     private func runNested<T: Sendable>(
