@@ -38,7 +38,8 @@ public final class CoordinationNamespace: Sendable {
     /// This process's presenters in the namespace.
     let presenters: PresenterRegistry
     /// Coordinated moves, for coordinations that waited for them.
-    var moves: MoveJournal { MoveJournal(folder: directory.appendingPathComponent("moves").path) }
+    var moves: MoveJournal { MoveJournal(folder: movesFolder) }
+    private let movesFolder: String
     /// `presenters/` in the namespace folder (kept as a string: every coordination looks there).
     private let presenceFolder: String
     private let presenceServer = Mutex<PresenceServer?>(nil)
@@ -74,6 +75,7 @@ public final class CoordinationNamespace: Sendable {
         self.directory = directory
         self.packageExtensions = Set(packageExtensions.map { $0.lowercased() })
         self.lockFilePath = lockFilePath
+        self.movesFolder = directory.appendingPathComponent("moves").path
         self.presenceFolder = directory.appendingPathComponent("presenters").path
         var status = stat()
         _ = fstat(fd, &status)

@@ -40,8 +40,8 @@ public struct FileAccessIntent: Sendable, Hashable {
     /// The item's URL: as given, and, inside the accessor, as resolved when access was granted.
     public internal(set) var url: URL
     /// Whether the item existed when the coordination started and was gone when access was
-    /// granted (someone deleted it while this coordination waited). Nothing the coordinator does
-    /// re-creates it.
+    /// granted (someone deleted it, or moved it out of its folder without coordinating, while this
+    /// coordination waited). Nothing the coordinator does re-creates it.
     public internal(set) var itemWasDeletedWhileWaiting = false
 
     /// An intent to read the item at `url`.

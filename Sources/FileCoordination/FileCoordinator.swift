@@ -133,7 +133,7 @@ public struct FileCoordinator: Sendable {
         }
         defer { held.releaseAll() }
         let sessions = try await askPresenters(resolved)
-        let granted = grant(resolved, originals: intents, startingIdentities: wait.startingIdentities)
+        let granted = grant(resolved, startingIdentities: wait.startingIdentities)
         do {
             let result = try await Self.$heldByEnclosingCoordination.withValue(held.held) { try await accessor(granted) }
             await sessions.end()
@@ -163,19 +163,25 @@ public struct FileCoordinator: Sendable {
         }
         let old = try ItemPath.resolve(oldURL, resolvingFinalLink: false, namespace: namespace)
         let new = try ItemPath.resolve(newURL, resolvingFinalLink: false, namespace: namespace)
-        namespace.moves.record(LockPlan.itemOffset(old.components[old.lockUnitIndex].key), movedTo: new.path)
+        namespace.moves.record(old.unitOffset, movedTo: new.path)
         namespace.presenters.itemDidMove(from: old.path, to: new.path)
     }
 
     /// What a coordination noted when it had to wait: the items' identities when it first began
-    /// (to tell whether one was deleted meanwhile), and when the current attempt began waiting.
+    /// (to tell whether one was deleted meanwhile), the identities of their lock units when the
+    /// current attempt began waiting (to find a unit renamed by a program that does not
+    /// coordinate), and when that attempt began.
     struct WaitRecord {
         var startingIdentities: [(UInt64, UInt64)?]?
+        var unitIdentities: [(UInt64, UInt64)?] = []
         var startedAt: UInt64?
 
         mutating func begin(_ resolved: [Resolved]) {
             if startingIdentities == nil { startingIdentities = resolved.map { FileCoordinator.identity(of: $0.item.path) } }
-            if startedAt == nil { startedAt = MoveJournal.now() }
+            if startedAt == nil {
+                startedAt = MoveJournal.now()
+                unitIdentities = resolved.map { FileCoordinator.identity(of: $0.item.path(upTo: $0.item.lockUnitIndex)) }
+            }
         }
     }
 
@@ -186,7 +192,7 @@ public struct FileCoordinator: Sendable {
         _ resolved: inout [Resolved], _ held: inout HeldLocks
     ) throws(DocumentKitError) -> Bool {
         guard let since = wait.startedAt, attempt + 1 < Self.moveFollowingLimit,
-            let moved = movedIntents(intents, resolved, since: since)
+            let moved = movedIntents(intents, resolved, since: since, unitIdentities: wait.unitIdentities)
         else { return false }
         held.releaseAll()
         intents = moved
@@ -195,17 +201,25 @@ public struct FileCoordinator: Sendable {
         return true
     }
 
-    /// The intents with the URLs of items that a coordinated mover moved since `since`; nil if none moved.
-    private func movedIntents(_ intents: [FileAccessIntent], _ resolved: [Resolved], since: UInt64) -> [FileAccessIntent]? {
+    /// The intents with the URLs of items that moved since `since`; nil if none moved. A move is
+    /// known from the journal of coordinated movers, else (the unit's name now leads nowhere) by
+    /// finding the unit's file under another name in its folder.
+    private func movedIntents(
+        _ intents: [FileAccessIntent], _ resolved: [Resolved], since: UInt64, unitIdentities: [(UInt64, UInt64)?]
+    ) -> [FileAccessIntent]? {
         var moved = intents
         var any = false
         for (index, entry) in resolved.enumerated() {
             let unitIndex = entry.item.lockUnitIndex
-            guard let destination = namespace.moves.destination(
-                of: LockPlan.itemOffset(entry.item.components[unitIndex].key), since: since)
-            else { continue }
-            // The unit moved: the item is at the same place below the unit's new path.
             let unitPath = entry.item.path(upTo: unitIndex)
+            var destination = namespace.moves.destination(of: entry.item.unitOffset, since: since)
+            if destination == nil, index < unitIdentities.count, let (device, inode) = unitIdentities[index],
+                Self.identity(of: unitPath) == nil
+            {
+                destination = RenameFinder.find(device: device, inode: inode, in: ItemPath.parent(of: unitPath))
+            }
+            guard let destination else { continue }
+            // The unit moved: the item is at the same place below the unit's new path.
             let rest = entry.item.path.dropFirst(unitPath.count)
             moved[index].url = URL(fileURLWithPath: destination + rest)
             any = true
@@ -237,8 +251,8 @@ public struct FileCoordinator: Sendable {
         }
         let sessions = enclosing.isEmpty ? try askPresentersBlocking(resolved) : PresenterSessions()
         defer { sessions.endBlocking() }
-        let granted = grant(resolved, originals: intents, startingIdentities: wait.startingIdentities)
-        return try Self.$heldByEnclosingCoordination.withValue(enclosing + held.held) { try accessor(granted) }
+        let granted = grant(resolved, startingIdentities: wait.startingIdentities)
+        return try Self.$heldByEnclosingCoordination.withValue(enclosing.isEmpty ? held.held : enclosing + held.held) { try accessor(granted) }
     }
 
     private func runNested<T: Sendable>(
@@ -249,13 +263,15 @@ public struct FileCoordinator: Sendable {
         defer { held.releaseAll() }
         let covering = enclosing.filter { $0.holder?.lockFile == held.holder.lockFile }
         if !plan.isCovered(by: covering) { try takeWithoutWaiting(plan, into: held, enclosing: covering) }
-        let granted = grant(resolved, originals: resolved.map(\.intent), startingIdentities: nil)
+        let granted = grant(resolved, startingIdentities: nil)
         return try await Self.$heldByEnclosingCoordination.withValue(enclosing + held.held) { try await accessor(granted) }
     }
 
     struct Resolved: Sendable {
         let intent: FileAccessIntent
         let item: ItemPath
+        /// The intent's path as its URL spells it.
+        var requestedPath: String = ""
     }
 
     private func makePlan(_ intents: [FileAccessIntent]) throws(DocumentKitError) -> (LockPlan, [Resolved]) {
@@ -271,9 +287,9 @@ public struct FileCoordinator: Sendable {
             case .writing(let options):
                 (resolvesLink, writing, scopesSubtree) = (false, true, options.scopesSubtree)
             }
-            let item = try ItemPath.resolve(intent.url, resolvingFinalLink: resolvesLink, namespace: namespace)
+            let (item, requestedPath) = try ItemPath.resolveNoting(intent.url, resolvingFinalLink: resolvesLink, namespace: namespace)
             plan.add(item, writing: writing, scopesSubtree: scopesSubtree)
-            resolved.append(Resolved(intent: intent, item: item))
+            resolved.append(Resolved(intent: intent, item: item, requestedPath: requestedPath))
         }
         try refuseCoordinationFromPresenterCallback(plan, resolved)
         return (plan, resolved)
@@ -281,14 +297,14 @@ public struct FileCoordinator: Sendable {
 
     /// The intents as granted: resolved URLs, and whether each item disappeared while the
     /// coordination waited (`startingIdentities`, taken when the wait began; nil if it never waited).
-    private func grant(_ resolved: [Resolved], originals: [FileAccessIntent], startingIdentities: [(UInt64, UInt64)?]?)
+    private func grant(_ resolved: [Resolved], startingIdentities: [(UInt64, UInt64)?]?)
         -> [FileAccessIntent]
     {
         var granted: [FileAccessIntent] = []
         granted.reserveCapacity(resolved.count)
-        for (index, (entry, original)) in zip(resolved, originals).enumerated() {
-            var intent = original
-            if entry.item.path != original.url.path { intent.url = URL(fileURLWithPath: entry.item.path) }
+        for (index, entry) in resolved.enumerated() {
+            var intent = entry.intent
+            if entry.item.path != entry.requestedPath { intent.url = URL(fileURLWithPath: entry.item.path) }
             if let startingIdentities, startingIdentities[index] != nil {
                 intent.itemWasDeletedWhileWaiting = Self.identity(of: entry.item.path) == nil
             }

@@ -26,6 +26,7 @@ final class HeldLocks: @unchecked Sendable {
     func tryTake(_ lock: LockPlan.Lock) throws(DocumentKitError) -> Bool {
         while true {
             if dk_ofd_lock(fd, lock.offset, 1, Int32(lock.mode.rawValue), 0) == 0 {
+                if held.isEmpty { held.reserveCapacity(8) }
                 var taken = lock
                 taken.holder = holder
                 held.append(taken)

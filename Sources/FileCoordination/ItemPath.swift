@@ -18,10 +18,16 @@ struct ItemPath: Sendable, Equatable {
         let name: String
         /// Whether this component is a package (a directory named with a package extension).
         let isPackage: Bool
-
         /// The lock key: FNV-1a (64-bit) of device, folder inode (little-endian) and the name's
-        /// UTF-8 bytes. Specified in `Formats/coordination-locks/v1`.
-        var key: UInt64 {
+        /// UTF-8 bytes. Specified in `Formats/coordination-locks/v1`. Computed once: components
+        /// of folders are cached and their keys used by every coordination below them.
+        let key: UInt64
+
+        init(device: UInt64, folderInode: UInt64, name: String, isPackage: Bool) {
+            self.device = device
+            self.folderInode = folderInode
+            self.name = name
+            self.isPackage = isPackage
             var hash: UInt64 = 0xcbf2_9ce4_8422_2325
             func mix(_ byte: UInt8) {
                 hash ^= UInt64(byte)
@@ -30,7 +36,7 @@ struct ItemPath: Sendable, Equatable {
             for shift in stride(from: 0, to: 64, by: 8) { mix(UInt8(truncatingIfNeeded: device >> UInt64(shift))) }
             for shift in stride(from: 0, to: 64, by: 8) { mix(UInt8(truncatingIfNeeded: folderInode >> UInt64(shift))) }
             for byte in name.utf8 { mix(byte) }
-            return hash
+            key = hash
         }
     }
 
@@ -44,19 +50,40 @@ struct ItemPath: Sendable, Equatable {
     static func resolve(_ url: URL, resolvingFinalLink: Bool, namespace: CoordinationNamespace)
         throws(DocumentKitError) -> ItemPath
     {
-        let requested = url.path
+        try resolveNoting(url, resolvingFinalLink: resolvingFinalLink, namespace: namespace).item
+    }
+
+    /// ``resolve(_:resolvingFinalLink:namespace:)``, also returning the path as `url` spelled it
+    /// (reading a URL's path costs as much as the rest of the resolution: do it once).
+    static func resolveNoting(_ url: URL, resolvingFinalLink: Bool, namespace: CoordinationNamespace)
+        throws(DocumentKitError) -> (item: ItemPath, requestedPath: String)
+    {
+        // The percent-encoded path is much cheaper to get; decode only when there is something to decode.
+        var requested = url.path(percentEncoded: true)
+        if requested.utf8.contains(UInt8(ascii: "%")) { requested = url.path }
         guard url.isFileURL, !requested.isEmpty else {
             throw DocumentKitError(.invalidArgument, operation: .open, path: url.absoluteString, detail: "Only file URLs can be coordinated.")
         }
+        if !resolvingFinalLink, let cached = namespace.folderChains.lookupItem(requested) { return (cached, requested) }
+        let item = try resolve(path: requested, resolvingFinalLink: resolvingFinalLink, namespace: namespace)
+        return (item, requested)
+    }
+
+    private static func resolve(path requested: String, resolvingFinalLink: Bool, namespace: CoordinationNamespace)
+        throws(DocumentKitError) -> ItemPath
+    {
         var absolute = requested.hasPrefix("/") ? requested : FileManager.default.currentDirectoryPath + "/" + requested
         if resolvingFinalLink, let real = realPath(absolute) { absolute = real }
-        while absolute.count > 1 && absolute.hasSuffix("/") { absolute.removeLast() }
+        while absolute.utf8.count > 1 && absolute.hasSuffix("/") { absolute.removeLast() }
         guard let slash = absolute.lastIndex(of: "/") else {
             throw DocumentKitError(.invalidArgument, operation: .open, path: requested, detail: "Not an absolute path.")
         }
         var folder = String(absolute[..<slash])
         var name = String(absolute[absolute.index(after: slash)...])
+        // Only a path that names its folder plainly is remembered (not relative ones, nor `.`/`..` at the end).
+        var cacheable = requested.hasPrefix("/") && !resolvingFinalLink
         if name == "." || name == ".." {
+            cacheable = false
             // The item is a folder named through `.` or `..`: let the kernel say which.
             guard let real = realPath(absolute), real != "/" else {
                 throw DocumentKitError(.invalidArgument, operation: .open, path: requested, detail: "The root folder can't be coordinated.")
@@ -74,7 +101,14 @@ struct ItemPath: Sendable, Equatable {
         let path = (chain.realPath == "/" ? "" : chain.realPath) + "/" + name
         let last = Component(
             device: chain.device, folderInode: chain.inode, name: chain.exists ? comparedName : path, isPackage: false)
-        return ItemPath(components: chain.components + [last], path: path)
+        var components = chain.components
+        components.append(last)
+        let item = ItemPath(components: components, path: path)
+        if chain.exists && cacheable {
+            // Valid for as long as the folder's chain is (a name in a folder always means the same item key).
+            namespace.folderChains.storeItem(item, for: requested, inFolder: folder)
+        }
+        return item
     }
 
     private struct FolderChain {
@@ -163,8 +197,18 @@ struct ItemPath: Sendable, Equatable {
         components.firstIndex(where: \.isPackage) ?? (components.count - 1)
     }
 
+    /// The lock unit's item offset in the lock file (also the unit's name in presence entries
+    /// and the move journal).
+    var unitOffset: Int64 { LockPlan.itemOffset(components[lockUnitIndex].key) }
+
     /// The path of the component at `index`.
     func path(upTo index: Int) -> String { Self.prefix(of: path, components: index + 1) }
+
+    /// The folder holding the item at the absolute path `path`.
+    static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
+        return String(path[..<slash])
+    }
 
     /// The first `count` components of an absolute path, as a path.
     static func prefix(of path: String, components count: Int) -> String {

@@ -71,6 +71,7 @@ struct LockPlan: Sendable, Equatable {
     /// Adds what access of `kind` to `item` needs.
     mutating func add(_ item: ItemPath, writing: Bool, scopesSubtree: Bool) {
         let unit = item.lockUnitIndex
+        locks.reserveCapacity(locks.count + unit + 2)
         // Every folder above the unit: shared subtree lock (delete/move/replace of it waits for us).
         for index in 0..<unit {
             let key = item.components[index].key

@@ -29,13 +29,41 @@ struct MoveJournal: Sendable {
         let text = "\(Self.now())\n\(newPath)"
         guard (try? Data(text.utf8).write(to: URL(fileURLWithPath: temporary))) != nil else { return }
         rename(temporary, target)
+        prune()
+    }
+
+    /// How long a record is kept: a coordination that waits longer than this behind other holders
+    /// after the move no longer follows it (it finds the item gone, as after a deletion).
+    static let retention: UInt64 = 3_600 * 1_000_000_000
+
+    /// Removes records older than ``retention``, records from an earlier boot (a time ahead of the
+    /// clock) and temporary files of writers that died, so the folder does not grow without bound.
+    func prune() {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+        let now = Self.now()
+        for name in names {
+            let entry = folder + "/" + name
+            if name.hasSuffix(".tmp") {
+                var status = stat()
+                if stat(entry, &status) == 0, Glibc.time(nil) - status.st_mtim.tv_sec > 60 { unlink(entry) }
+                continue
+            }
+            guard let time = Self.recordedTime(of: entry) else { continue }
+            if time > now || now - time > Self.retention { unlink(entry) }
+        }
+    }
+
+    private static func recordedTime(of entry: String) -> UInt64? {
+        guard let text = try? String(contentsOfFile: entry, encoding: .utf8) else { return nil }
+        return text.split(separator: "\n", maxSplits: 1).first.flatMap { UInt64($0) }
     }
 
     /// Where the unit went, if it moved at or after `since`.
     func destination(of unit: Int64, since: UInt64) -> String? {
         guard let text = try? String(contentsOfFile: path(unit), encoding: .utf8) else { return nil }
         let parts = text.split(separator: "\n", maxSplits: 1)
-        guard parts.count == 2, let time = UInt64(parts[0]), time >= since else { return nil }
+        // A time ahead of the clock is from before a reboot: not about anyone waiting now.
+        guard parts.count == 2, let time = UInt64(parts[0]), time >= since, time <= Self.now() else { return nil }
         return String(parts[1])
     }
 }

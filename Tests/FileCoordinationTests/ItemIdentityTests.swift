@@ -68,6 +68,31 @@ struct ItemIdentityTests {
         #expect(seen.path == fixture.url(spelling.resolved).path)
     }
 
+    @Test("A folder replaced at the same path is the new folder at once, though the path was just coordinated")
+    func replacedFolderIsResolvedAgain() async throws {
+        let fixture = try Fixture()
+        try fixture.makeFile("a/doc.txt", "old")
+        let path = fixture.url("a/doc.txt")
+        // Resolved and remembered by this process.
+        try fixture.coordinator.coordinate(readingItemAt: path) { _ in }
+        try FileManager.default.moveItem(at: fixture.url("a"), to: fixture.url("b"))
+        try fixture.makeFile("a/doc.txt", "new")
+        let writer = try fixture.hold("write", path.path, milliseconds: 30_000)
+        try #require(await writer.wait(for: "granted", timeout: .seconds(20)) != nil, "\(writer.errorOutput)")
+
+        // The held item is the new a/doc.txt: a read through the same string waits for it...
+        #expect(throws: DocumentKitError.self) {
+            try fixture.coordinator.coordinate(readingItemAt: path, timeout: .milliseconds(300)) { _ in }
+        }
+        // ...and the old one, now b/doc.txt, is another item: no wait.
+        let old = try fixture.coordinator.coordinate(readingItemAt: fixture.url("b/doc.txt"), timeout: .milliseconds(300)) { url in
+            try String(contentsOf: url, encoding: .utf8)
+        }
+        #expect(old == "old")
+        writer.release()
+        #expect(await writer.exitStatus(timeout: .seconds(10)) == 0)
+    }
+
     @Test("'notes' and 'Notes' in a case-sensitive folder are two items: no wait")
     func caseSensitiveNamesAreDistinct() async throws {
         let fixture = try Fixture()

@@ -4,7 +4,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@Suite("A coordination that waited follows an item a coordinated mover moved")
+@Suite("A coordination that waited follows an item that moved meanwhile")
 struct MovedWhileWaitingTests {
     @Test("the accessor gets the item's new URL after another process moved it while we waited")
     func accessorGetsNewURL() async throws {
@@ -22,6 +22,67 @@ struct MovedWhileWaitingTests {
         let (url, text) = try await reader.value
         #expect(url.standardizedFileURL == fixture.url("new.txt").standardizedFileURL)
         #expect(text == "contents")
+    }
+
+    /// A child holds a write of `held`; while this process waits to read `read`, `mv` (a
+    /// program that does not coordinate) renames `from` to `to`; then the child lets go.
+    func readWhileRenamedByMv(_ fixture: Fixture, held: String, read: String, from: String, to: String) async throws
+        -> (url: URL, text: String, deleted: Bool)
+    {
+        let holder = try fixture.hold("write", fixture.url(held).path, milliseconds: 30_000)
+        try #require(await holder.wait(for: "granted", timeout: .seconds(20)) != nil, "\(holder.errorOutput)")
+        let reader = Task {
+            try await fixture.coordinator.coordinate(with: [.readingIntent(with: fixture.url(read))], timeout: .seconds(20)) { intents in
+                (intents[0].url, try String(contentsOf: intents[0].url, encoding: .utf8), intents[0].itemWasDeletedWhileWaiting)
+            }
+        }
+        try await Task.sleep(for: .milliseconds(200))  // the reader is waiting now
+        let mv = try Process.run(URL(fileURLWithPath: "/bin/mv"), arguments: [fixture.url(from).path, fixture.url(to).path])
+        mv.waitUntilExit()
+        #expect(mv.terminationStatus == 0)
+        holder.release()
+        let (url, text, deleted) = try await reader.value
+        return (url, text, deleted)
+    }
+
+    @Test("a file renamed by plain mv while we waited: the accessor gets its new URL")
+    func followsUnannouncedRename() async throws {
+        let fixture = try Fixture()
+        try fixture.makeFile("notes/old.txt", "contents")
+        let seen = try await readWhileRenamedByMv(fixture, held: "notes/old.txt", read: "notes/old.txt", from: "notes/old.txt", to: "notes/new.txt")
+        #expect(seen.url.standardizedFileURL == fixture.url("notes/new.txt").standardizedFileURL)
+        #expect(seen.text == "contents")
+        #expect(!seen.deleted)
+    }
+
+    @Test("a package renamed by plain mv while we waited for a member: the member's URL is inside the new name")
+    func followsUnannouncedPackageRename() async throws {
+        let fixture = try Fixture()
+        try fixture.makeFile("Trip.pkg/body.md", "body")
+        let seen = try await readWhileRenamedByMv(fixture, held: "Trip.pkg", read: "Trip.pkg/body.md", from: "Trip.pkg", to: "Voyage.pkg")
+        #expect(seen.url.standardizedFileURL == fixture.url("Voyage.pkg/body.md").standardizedFileURL)
+        #expect(seen.text == "body")
+        #expect(!seen.deleted)
+    }
+
+    @Test("a file moved to another folder by plain mv while we waited reads as deleted (it can't be found)")
+    func unannouncedMoveElsewhereIsDeletion() async throws {
+        let fixture = try Fixture()
+        try fixture.makeFile("a/doc.txt", "contents")
+        try fixture.makeFolder("b")
+        let holder = try fixture.hold("write", fixture.url("a/doc.txt").path, milliseconds: 30_000)
+        try #require(await holder.wait(for: "granted", timeout: .seconds(20)) != nil, "\(holder.errorOutput)")
+        let reader = Task {
+            try await fixture.coordinator.coordinate(with: [.readingIntent(with: fixture.url("a/doc.txt"))], timeout: .seconds(20)) {
+                ($0[0].url, $0[0].itemWasDeletedWhileWaiting)
+            }
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        try FileManager.default.moveItem(at: fixture.url("a/doc.txt"), to: fixture.url("b/doc.txt"))
+        holder.release()
+        let (url, deleted) = try await reader.value
+        #expect(url.standardizedFileURL == fixture.url("a/doc.txt").standardizedFileURL)
+        #expect(deleted)
     }
 
     @Test("item(at:didMoveTo:) tells this process's presenters, once, and fails outside a coordination")
