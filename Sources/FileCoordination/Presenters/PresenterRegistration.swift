@@ -41,7 +41,7 @@ extension CoordinationNamespace {
     public func addPresenter(_ presenter: any FilePresenter) -> PresenterRegistration {
         let unit = presenter.presentedItemURL.flatMap { url -> Int64? in
             guard let item = try? ItemPath.resolve(url, resolvingFinalLink: false, namespace: self) else { return nil }
-            return LockPlan.itemOffset(item.components[item.lockUnitIndex].key)
+            return item.unitOffset
         }
         let id = presenters.add(presenter, unit: unit)
         if let unit, id != nil, presenters.presenterCount(of: unit) == 1 { presence?.publish(unit) }

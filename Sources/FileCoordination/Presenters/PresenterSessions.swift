@@ -20,8 +20,7 @@ struct PresenterSessions: Sendable {
         var byUnit: [Int64: PresenterRequest] = [:]
         var subitemDeletions: [PresenterRequest] = []
         for entry in resolved {
-            let unitIndex = entry.item.lockUnitIndex
-            let unit = LockPlan.itemOffset(entry.item.components[unitIndex].key)
+            let unit = entry.item.unitOffset
             var request: PresenterRequest
             switch entry.intent.access {
             case .reading(let options):
@@ -32,7 +31,7 @@ struct PresenterSessions: Sendable {
                     path: entry.item.path)
             }
             if request.kind == .deletion {
-                for folder in entry.item.components[..<unitIndex] {
+                for folder in entry.item.components[..<entry.item.lockUnitIndex] {
                     let folderRequest = PresenterRequest(
                         kind: .subitemDeletion, save: false, unit: LockPlan.itemOffset(folder.key), itemUnit: unit, path: entry.item.path)
                     if !subitemDeletions.contains(folderRequest) { subitemDeletions.append(folderRequest) }
@@ -123,7 +122,7 @@ extension FileCoordinator {
     func refuseCoordinationFromPresenterCallback(_ plan: LockPlan, _ resolved: [Resolved]) throws(DocumentKitError) {
         let units = PresenterCallbackContext.units
         guard !units.isEmpty else { return }
-        for entry in resolved where units.contains(LockPlan.itemOffset(entry.item.components[entry.item.lockUnitIndex].key)) {
+        for entry in resolved where units.contains(entry.item.unitOffset) {
             throw DocumentKitError(
                 .busy, operation: .open, path: entry.item.path,
                 detail: "A coordination was started from inside a presenter callback about the same item; the coordinator that sent the callback holds the item and waits for it (a deadlock). Do the work after the callback returns.")
