@@ -24,8 +24,7 @@ private func openSockets() -> Set<String> {
 
 /// The unit key of the item at `url`, as presence entries name it.
 private func unit(of url: URL, in namespace: CoordinationNamespace) throws -> Int64 {
-    let item = try ItemPath.resolve(url, resolvingFinalLink: false, namespace: namespace)
-    return LockPlan.itemOffset(item.components[item.lockUnitIndex].key)
+    try ItemPath.resolve(url, resolvingFinalLink: false, namespace: namespace).unitOffset
 }
 
 @Suite("Presence connections: kept open between coordinations, ended by a packet or by closing, compatible with version 1")
@@ -77,9 +76,7 @@ struct PresenceConnectionTests {
         let started = ContinuousClock.now
         try fixture.coordinator.coordinate(readingItemAt: fixture.url("note.txt"), options: .withoutChanges) { _ in }
         #expect(ContinuousClock.now - started < .seconds(2))
-        let presenters = fixture.namespaceFolder.url.appendingPathComponent("presenters")
-        let leftovers = try FileManager.default.subpathsOfDirectory(atPath: presenters.path).filter { $0.contains("\(child.pid).") }
-        #expect(leftovers.isEmpty, "\(leftovers)")
+        #expect(try fixture.presenceLeftovers(of: child).isEmpty)
     }
 
     @Test("a version 1 coordinator: one request answered OK, the item given back when it closes")

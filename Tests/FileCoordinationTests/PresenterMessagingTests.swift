@@ -11,6 +11,31 @@ extension Fixture {
         try #require(await child.wait(for: "ready", timeout: .seconds(20)) != nil, "\(child.errorOutput)")
         return child
     }
+
+    /// A presenter of `relative` in this process, and its registration (remove it when done).
+    func presentHere(_ relative: String) -> (RecordingPresenter, PresenterRegistration) {
+        let presenter = RecordingPresenter(url(relative))
+        return (presenter, namespace.addPresenter(presenter))
+    }
+
+    /// What is left in `presenters/` of `child`'s process (entries, socket).
+    func presenceLeftovers(of child: Child) throws -> [String] {
+        let presenters = namespaceFolder.url.appendingPathComponent("presenters")
+        return try FileManager.default.subpathsOfDirectory(atPath: presenters.path).filter { $0.contains("\(child.pid).") }
+    }
+
+    /// Expects `coordination` to fail with `busy` naming `child`'s process, within 5 s.
+    func expectBusyNaming(_ child: Child, sourceLocation: SourceLocation = #_sourceLocation, _ coordination: () throws -> Void) {
+        let started = ContinuousClock.now
+        do {
+            try coordination()
+            Issue.record("no error", sourceLocation: sourceLocation)
+        } catch {
+            #expect(isBusy(error), sourceLocation: sourceLocation)
+            #expect("\(error)".contains("process \(child.pid)"), "\(error)", sourceLocation: sourceLocation)
+        }
+        #expect(ContinuousClock.now - started < .seconds(5), sourceLocation: sourceLocation)
+    }
 }
 
 extension Child {
@@ -41,6 +66,13 @@ final class RecordingPresenter: FilePresenter {
     private let log = Mutex<[String]>([])
     init(_ url: URL) { presentedItemURL = url }
     var calls: [String] { log.withLock { $0 } }
+
+    /// Waits until `count` calls were recorded (up to 5 s); the calls.
+    func calls(count: Int) async -> [String] {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while calls.count < count && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(5)) }
+        return calls
+    }
     func savePresentedItemChanges() async throws { log.withLock { $0.append("save") } }
     func relinquishPresentedItemToReader() async -> (@Sendable () async -> Void)? {
         log.withLock { $0.append("relinquish-reader") }
@@ -102,15 +134,9 @@ struct PresenterMessagingTests {
         try fixture.makeFile("note.txt")
         let child = try await fixture.present(fixture.url("note.txt").path, "slow")
         let coordinator = FileCoordinator(namespace: fixture.namespace, presenterTimeout: .milliseconds(300))
-        let started = ContinuousClock.now
-        do {
-            _ = try coordinator.coordinate(writingItemAt: fixture.url("note.txt")) { _ in Issue.record("the accessor ran") }
-            Issue.record("no error")
-        } catch {
-            #expect(isBusy(error))
-            #expect("\(error)".contains("process \(child.pid)"), "\(error)")
+        fixture.expectBusyNaming(child) {
+            try coordinator.coordinate(writingItemAt: fixture.url("note.txt")) { _ in _ = Issue.record("the accessor ran") }
         }
-        #expect(ContinuousClock.now - started < .seconds(5))
     }
 
     @Test("two presenters of one item: a coordination from inside a callback fails at once instead of deadlocking")
@@ -138,17 +164,14 @@ struct PresenterMessagingTests {
         let started = ContinuousClock.now
         try fixture.coordinator.coordinate(writingItemAt: fixture.url("note.txt")) { _ in }
         #expect(ContinuousClock.now - started < .seconds(2))
-        let presenters = fixture.namespaceFolder.url.appendingPathComponent("presenters")
-        let leftovers = try FileManager.default.subpathsOfDirectory(atPath: presenters.path).filter { $0.contains("\(child.pid).") }
-        #expect(leftovers.isEmpty, "\(leftovers)")
+        #expect(try fixture.presenceLeftovers(of: child).isEmpty)
     }
 
     @Test("presenters in this process are asked too, except the coordinator's own")
     func inProcessPresenters() async throws {
         let fixture = try Fixture()
         try fixture.makeFile("note.txt")
-        let presenter = RecordingPresenter(fixture.url("note.txt"))
-        let registration = fixture.namespace.addPresenter(presenter)
+        let (presenter, registration) = fixture.presentHere("note.txt")
         defer { registration.remove() }
         try fixture.coordinator.coordinate(readingItemAt: fixture.url("note.txt")) { _ in }
         #expect(presenter.calls == ["save", "relinquish-reader", "reacquire"])

@@ -42,8 +42,7 @@ struct SubitemDeletionTests {
     func sameProcessFolderPresenter() async throws {
         let fixture = try Fixture()
         try fixture.makeFile("Notes/note.txt")
-        let presenter = RecordingPresenter(fixture.url("Notes"))
-        let registration = fixture.namespace.addPresenter(presenter)
+        let (presenter, registration) = fixture.presentHere("Notes")
         defer { registration.remove() }
         try delete(fixture.url("Notes/note.txt"), with: fixture.coordinator)
         try await Task.sleep(for: .milliseconds(500))  // this process's watcher sees it too: not again
@@ -54,8 +53,7 @@ struct SubitemDeletionTests {
     func packageMember() async throws {
         let fixture = try Fixture()
         try fixture.makeFile("Doc.pkg/attachment.txt")
-        let presenter = RecordingPresenter(fixture.url("Doc.pkg"))
-        let registration = fixture.namespace.addPresenter(presenter)
+        let (presenter, registration) = fixture.presentHere("Doc.pkg")
         defer { registration.remove() }
         try delete(fixture.url("Doc.pkg/attachment.txt"), with: fixture.coordinator)
         #expect(Array(presenter.calls.prefix(3)) == ["relinquish-writer", "subitem-deletion attachment.txt present", "reacquire"])
@@ -66,14 +64,11 @@ struct SubitemDeletionTests {
     func deletionThatDidNotHappen() async throws {
         let fixture = try Fixture()
         try fixture.makeFile("Notes/note.txt")
-        let presenter = RecordingPresenter(fixture.url("Notes"))
-        let registration = fixture.namespace.addPresenter(presenter)
+        let (presenter, registration) = fixture.presentHere("Notes")
         defer { registration.remove() }
         try fixture.coordinator.coordinate(writingItemAt: fixture.url("Notes/note.txt"), options: .forDeleting) { _ in }
         try FileManager.default.removeItem(at: fixture.url("Notes/note.txt"))  // by a program that does not coordinate
-        let deadline = ContinuousClock.now + .seconds(5)
-        while presenter.calls.count < 2 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(presenter.calls == ["subitem-deletion note.txt present", "subitem-deletion note.txt gone"])
+        #expect(await presenter.calls(count: 2) == ["subitem-deletion note.txt present", "subitem-deletion note.txt gone"])
     }
 
     @Test("a folder presenter that does not answer in time fails the deletion, naming its process")
@@ -82,15 +77,7 @@ struct SubitemDeletionTests {
         try fixture.makeFile("Notes/note.txt")
         let child = try await fixture.present(fixture.url("Notes").path, "slow")
         let coordinator = FileCoordinator(namespace: fixture.namespace, presenterTimeout: .milliseconds(300))
-        let started = ContinuousClock.now
-        do {
-            try delete(fixture.url("Notes/note.txt"), with: coordinator)
-            Issue.record("no error")
-        } catch {
-            #expect(isBusy(error))
-            #expect("\(error)".contains("process \(child.pid)"), "\(error)")
-        }
-        #expect(ContinuousClock.now - started < .seconds(5))
+        fixture.expectBusyNaming(child) { try delete(fixture.url("Notes/note.txt"), with: coordinator) }
         #expect(FileManager.default.fileExists(atPath: fixture.url("Notes/note.txt").path))
     }
 }
