@@ -190,7 +190,7 @@ final class PresenterRegistry: Sendable {
     /// was not deleted, and the note is dropped.
     private func announceSubitemDeletion(_ path: String, to id: Int) -> (@Sendable () async -> Void)? {
         let noted = state.withLock { state -> Bool in
-            guard let registration = state.registrations[id], registration.children != nil,
+            guard let registration = state.registrations[id], registration.snapshot.isDirectory, !registration.isPackage,
                 let slash = path.lastIndex(of: "/"), path[..<slash] == registration.path
             else { return false }
             state.registrations[id]?.announcedSubitemDeletions.insert(path)
