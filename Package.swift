@@ -119,6 +119,10 @@ let package = Package(
             dependencies: ["DocumentKit", "FileCoordination", "DocumentKitTesting", "dk-coordination-child"]
         ),
         .testTarget(
+            name: "FormatVersioningTests",
+            dependencies: ["FormatVersioning", "DocumentKitTesting"]
+        ),
+        .testTarget(
             name: "NotesTests",
             dependencies: ["DocumentKitTesting", "notes"]
         ),
