@@ -24,6 +24,12 @@ let package = Package(
             pkgConfig: "libarchive",
             providers: [.apt(["libarchive-dev"]), .brew(["libarchive"])]
         ),
+        // OpenSSL's libcrypto, found through pkg-config: SHA-256 of package members.
+        .systemLibrary(
+            name: "CLibCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
+        ),
         // Layer 0: system calls behind one seam, errors, file identity.
         .target(
             name: "DocumentKitSystem",
@@ -52,11 +58,13 @@ let package = Package(
         ),
         // Layer 1: archives through libarchive.
         .target(name: "DocumentArchive", dependencies: ["CArchive", "DocumentKitSystem"]),
+        // Layer 2: the manifest, format versions and features, migrations, member hashes.
+        .target(name: "FormatVersioning", dependencies: ["DocumentKitSystem", "FilePackages", "CLibCrypto"]),
         // Top layer: Document. `import DocumentKit` is all an app needs.
         .target(
             name: "DocumentKit",
             dependencies: [
-                "DocumentKitSystem", "FileCoordination", "FilePackages", "DocumentArchive",
+                "DocumentKitSystem", "FileCoordination", "FilePackages", "DocumentArchive", "FormatVersioning",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -109,6 +117,10 @@ let package = Package(
         .testTarget(
             name: "FileCoordinationTests",
             dependencies: ["DocumentKit", "FileCoordination", "DocumentKitTesting", "dk-coordination-child"]
+        ),
+        .testTarget(
+            name: "FormatVersioningTests",
+            dependencies: ["FormatVersioning", "DocumentKitTesting"]
         ),
         .testTarget(
             name: "NotesTests",

@@ -9,6 +9,8 @@ have_pkgconfig() { command -v pkg-config >/dev/null 2>&1 && pkg-config --exists 
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 have_pkgconfig libarchive || missing+=(libarchive-dev)
 have_pkgconfig zlib || missing+=(zlib1g-dev)
+# OpenSSL's libcrypto: SHA-256 of package members (FormatVersioning).
+have_pkgconfig libcrypto || missing+=(libssl-dev)
 # Packages only the tests need go here (for example syncthing, once a test uses it).
 test_packages=()
 if [ "$purpose" = test ]; then

@@ -270,16 +270,3 @@ open class Document<Content: Sendable>: @unchecked Sendable {
             detail: "The contents are not valid", underlyingError: SendableDescription(error))
     }
 }
-
-/// A Sendable stand-in for an error that may not be Sendable: its type and description.
-public struct SendableDescription: Error, Sendable, CustomStringConvertible {
-    /// The original error's type name.
-    public let typeName: String
-    /// The original error's description.
-    public let description: String
-
-    init(_ error: any Error) {
-        typeName = String(reflecting: type(of: error))
-        description = String(describing: error)
-    }
-}

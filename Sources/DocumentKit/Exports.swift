@@ -3,4 +3,5 @@
 @_exported import FileCoordination
 @_exported import FilePackages
 @_exported import DocumentArchive
+@_exported import FormatVersioning
 @_exported import SystemPackage

@@ -43,6 +43,15 @@ public struct DocumentKitError: Error, Sendable, CustomStringConvertible {
         public static let corruptData = Code("corruptData")
         /// A name or argument is not acceptable.
         public static let invalidArgument = Code("invalidArgument")
+        /// The document was written by a newer version of its format than this app reads, or
+        /// needs a feature this app doesn't know.
+        public static let newerFormat = Code("newerFormat")
+        /// The document is in another format than the one asked for.
+        public static let unsupportedFormat = Code("unsupportedFormat")
+        /// Some members of a package don't match its manifest: a sync may have delivered it half-way.
+        public static let incompletePackage = Code("incompletePackage")
+        /// A registered migration step failed; the document in memory is as it was before it.
+        public static let migrationFailed = Code("migrationFailed")
         /// Any other failure; see ``DocumentKitError/errno``.
         public static let other = Code("other")
     }
@@ -68,6 +77,9 @@ public struct DocumentKitError: Error, Sendable, CustomStringConvertible {
     public var detail: String?
     /// The error behind this one, when it came from elsewhere (for example a subclass's decoder).
     public var underlyingError: (any Error & Sendable)?
+    /// For an `incompletePackage`: the path of the last complete version of the document that
+    /// the app may offer instead, where one is known (the version store fills it in).
+    public var lastCompleteVersionPath: String?
 
     /// Makes an error.
     public init(

@@ -43,7 +43,47 @@ package final class LazyFileContents: Sendable {
         return data
     }
 
-    private func read(from origin: FileOrigin) throws(DocumentKitError) -> Data {
+    /// Calls `body` with the contents in pieces of at most `chunkSize` bytes, in order, without
+    /// keeping them: for hashing a large file without holding it in memory. Contents read already
+    /// are passed whole. If the file is gone, the newest copy a save made is read instead.
+    package func forEachChunk(
+        chunkSize: Int = 1 << 20, _ body: (UnsafeRawBufferPointer) -> Void
+    ) throws(DocumentKitError) {
+        if let data = loaded {
+            data.withUnsafeBytes(body)
+            return
+        }
+        let file: OpenedFile
+        do { file = try open(origin) } catch {
+            guard let copy = latestPackageCopy, let fromCopy = try? open(copy) else { throw error }
+            file = fromCopy
+        }
+        defer { Glibc.close(file.fd) }
+        // Small files get a small buffer: one byte more than the size, so the second read sees the end.
+        let bufferSize = max(4096, min(chunkSize, Int(clamping: file.status.size) + 1))
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset: Int64 = 0
+        while true {
+            let count: Int
+            do { count = try FileSystem.live.read(file.fd, into: buffer, at: offset, name: file.path) } catch {
+                throw DocumentKitError(error, operation: .read, path: file.path, step: "reading its contents")
+            }
+            if count == 0 { return }
+            body(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+            offset += Int64(count)
+        }
+    }
+
+    private struct OpenedFile {
+        let fd: CInt
+        let status: FileStatus
+        let path: String
+    }
+
+    /// Opens the file at `origin` and checks that it is still the file that was read.
+    /// The caller closes the descriptor.
+    private func open(_ origin: FileOrigin) throws(DocumentKitError) -> OpenedFile {
         let fileSystem = FileSystem.live
         let path = origin.displayPath
         func fail(_ errno: Errno, _ step: String) -> DocumentKitError {
@@ -59,19 +99,28 @@ package final class LazyFileContents: Sendable {
             fd = try fileSystem.open(
                 origin.components.last!, in: directory, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
         } catch { throw fail(error, "opening it") }
-        defer { Glibc.close(fd) }
         let status: FileStatus
-        do { status = try fileSystem.status(of: fd, name: path) } catch { throw fail(error, "reading its status") }
+        do { status = try fileSystem.status(of: fd, name: path) } catch {
+            Glibc.close(fd)
+            throw fail(error, "reading its status")
+        }
         guard status.kind == .regular, status.identity.isUnchanged(comparedTo: origin.identity) else {
+            Glibc.close(fd)
             throw DocumentKitError(
                 .changedSinceRead, operation: .read, path: path,
                 detail: "The file changed on disk after the document was read (was \(origin.identity), now \(status.identity)).")
         }
-        if mapped, status.size >= 64 * 1024 {
-            if let data = map(fd, size: Int(status.size)) { return data }
+        return OpenedFile(fd: fd, status: status, path: path)
+    }
+
+    private func read(from origin: FileOrigin) throws(DocumentKitError) -> Data {
+        let file = try open(origin)
+        defer { Glibc.close(file.fd) }
+        if mapped, file.status.size >= 64 * 1024 {
+            if let data = map(file.fd, size: Int(file.status.size)) { return data }
         }
-        do { return try readAll(fd, size: Int(status.size), name: path, using: fileSystem) } catch {
-            throw fail(error, "reading its contents")
+        do { return try readAll(file.fd, size: Int(file.status.size), name: file.path, using: FileSystem.live) } catch {
+            throw DocumentKitError(error, operation: .read, path: file.path, step: "reading its contents")
         }
     }
 

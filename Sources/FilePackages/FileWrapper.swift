@@ -131,6 +131,29 @@ public struct FileWrapper: Sendable {
         return nil
     }
 
+    /// The size of a regular file's contents, known without reading them: the size of the bytes
+    /// in memory, or the size the file had when it was read. Nil for other kinds.
+    package var regularFileSize: Int64? {
+        switch storage {
+        case .data(let data): Int64(data.count)
+        case .lazy(let lazy): lazy.loaded.map { Int64($0.count) } ?? lazy.origin.identity.size
+        case .directory, .symbolicLink: nil
+        }
+    }
+
+    /// Calls `body` with a regular file's contents in pieces, in order. Contents not read yet
+    /// are streamed from disk and not kept, so hashing a large member costs no memory.
+    package func forEachContentChunk(_ body: (UnsafeRawBufferPointer) -> Void) throws(DocumentKitError) {
+        switch storage {
+        case .data(let data): data.withUnsafeBytes(body)
+        case .lazy(let lazy): try lazy.forEachChunk(body)
+        case .directory, .symbolicLink:
+            throw DocumentKitError(
+                .invalidArgument, operation: .read, path: "(file wrapper)",
+                detail: "Only a regular file has contents; this is a \(kind).")
+        }
+    }
+
     package var origin: FileOrigin? {
         if case .lazy(let lazy) = storage { return lazy.origin }
         return nil

@@ -1,0 +1,175 @@
+import DocumentKitSystem
+import FilePackages
+
+/// Computes and checks the size and SHA-256 of a package's members, remembering each file's
+/// digest by the file's identity so that an unchanged member is hashed once, not at every save.
+///
+/// A member read from disk and not changed since keeps the identity of its file (device, inode,
+/// size, times; see ``FileWrapper/fileIdentity``), and a save hard-links it into the new package,
+/// where it has that identity still. So a save of a 10,000-file package in which one file changed
+/// hashes that one file. Keep one hasher per open document:
+///
+/// ```swift
+/// var hasher = MemberHasher()
+/// try hasher.verify(tree, against: manifest, manifestName: "Info.json", packagePath: path).checkComplete()
+/// // ... later, to save:
+/// manifest.members = try hasher.memberRecords(of: newTree, manifestName: "Info.json", previous: manifest.members, packagePath: path)
+/// newTree["Info.json"] = FileWrapper(regularFileWithContents: try manifest.jsonData())
+/// let saved = try newTree.write(to: url)
+/// hasher.rememberDigests(of: saved, members: manifest.members!)
+/// ```
+public struct MemberHasher: Sendable {
+    private struct FileKey: Hashable {
+        let device: UInt64
+        let inode: UInt64
+
+        init(_ identity: FileIdentity) {
+            device = identity.device
+            inode = identity.inode
+        }
+    }
+
+    private struct Digest: Sendable {
+        let identity: FileIdentity
+        let size: Int64
+        let sha256: String
+    }
+
+    /// Digests of the files of the package last hashed, verified or saved.
+    private var digests: [FileKey: Digest] = [:]
+
+    /// How many files this hasher has read and hashed (the others were known by their identity).
+    public private(set) var hashedFileCount = 0
+
+    /// A hasher that knows no digests yet.
+    public init() {}
+
+    /// The records of every regular file in `package` except the manifest: what the manifest of a
+    /// save lists. Members unchanged since they were hashed, verified or saved are not read again.
+    ///
+    /// - Parameters:
+    ///   - manifestName: The manifest member's name (never listed).
+    ///   - previous: The records of the manifest being replaced: a member whose size and digest
+    ///     are unchanged keeps its record whole, with fields this version doesn't know.
+    ///   - packagePath: The package's path, for errors.
+    /// - Throws: ``DocumentKitError`` if a member can't be read.
+    public mutating func memberRecords(
+        of package: FileWrapper, manifestName: String, previous: [String: MemberRecord]? = nil, packagePath: String
+    ) throws(DocumentKitError) -> [String: MemberRecord] {
+        var found: [FileKey: Digest] = [:]
+        var records: [String: MemberRecord] = [:]
+        for (path, member) in Self.regularFiles(in: package, manifestName: manifestName) {
+            let (size, sha256) = try digest(of: member, at: path, packagePath: packagePath, into: &found)
+            if let old = previous?[path], old.size == size, old.sha256 == sha256 {
+                records[path] = old
+            } else {
+                records[path] = MemberRecord(size: size, sha256: sha256)
+            }
+        }
+        digests = found
+        return records
+    }
+
+    /// Compares the members of `package` with those its manifest lists.
+    ///
+    /// A member whose size differs is not read. A manifest without a member list gives a
+    /// complete verification that lists nothing.
+    ///
+    /// - Throws: ``DocumentKitError`` if a member can't be read (one that disappears meanwhile
+    ///   counts as missing instead).
+    public mutating func verify(
+        _ package: FileWrapper, against manifest: DocumentManifest, manifestName: String, packagePath: String
+    ) throws(DocumentKitError) -> PackageVerification {
+        var verification = PackageVerification(
+            path: packagePath, hasMemberList: manifest.members != nil, listedCount: manifest.members?.count ?? 0,
+            matchingCount: 0, missingMembers: [], mismatchedMembers: [], unlistedMembers: [])
+        guard let members = manifest.members else { return verification }
+        var found: [FileKey: Digest] = [:]
+        for (path, record) in members {
+            guard let member = package.fileWrapper(atPath: path) else {
+                verification.missingMembers.append(path)
+                continue
+            }
+            guard member.isRegularFile, member.regularFileSize == record.size else {
+                verification.mismatchedMembers.append(path)
+                continue
+            }
+            let digest: (size: Int64, sha256: String)
+            do { digest = try self.digest(of: member, at: path, packagePath: packagePath, into: &found) } catch {
+                guard error.code == .notFound else { throw error }
+                verification.missingMembers.append(path)
+                continue
+            }
+            if digest.size == record.size, digest.sha256 == record.sha256 {
+                verification.matchingCount += 1
+            } else {
+                verification.mismatchedMembers.append(path)
+            }
+        }
+        verification.unlistedMembers = Self.regularFiles(in: package, manifestName: manifestName)
+            .map(\.path).filter { members[$0] == nil }.sorted()
+        verification.missingMembers.sort()
+        verification.mismatchedMembers.sort()
+        digests = found
+        return verification
+    }
+
+    /// Remembers the digests of the members of a package as a save left it (the wrapper
+    /// ``FileWrapper/write(to:options:)`` returned), from the records its manifest was written
+    /// with: the next save then reads none of them.
+    public mutating func rememberDigests(of savedPackage: FileWrapper, members: [String: MemberRecord]) {
+        for (path, record) in members {
+            guard let identity = savedPackage.fileWrapper(atPath: path)?.fileIdentity, identity.size == record.size else {
+                continue
+            }
+            digests[FileKey(identity)] = Digest(identity: identity, size: record.size, sha256: record.sha256)
+        }
+    }
+
+    /// The size and digest of a regular-file member, known by its identity or read and hashed.
+    private mutating func digest(
+        of member: FileWrapper, at path: String, packagePath: String, into found: inout [FileKey: Digest]
+    ) throws(DocumentKitError) -> (size: Int64, sha256: String) {
+        let identity = member.fileIdentity
+        if let identity, let known = digests[FileKey(identity)] ?? found[FileKey(identity)],
+            known.identity.isUnchanged(comparedTo: identity)
+        {
+            found[FileKey(identity)] = known
+            return (known.size, known.sha256)
+        }
+        let hash = SHA256()
+        var size: Int64 = 0
+        do {
+            try member.forEachContentChunk { bytes in
+                hash.update(bytes)
+                size += Int64(bytes.count)
+            }
+        } catch {
+            var error = error
+            error.path = packagePath
+            error.step = "hashing the member “\(path)”"
+            throw error
+        }
+        hashedFileCount += 1
+        let sha256 = hash.finalize()
+        if let identity { found[FileKey(identity)] = Digest(identity: identity, size: size, sha256: sha256) }
+        return (size, sha256)
+    }
+
+    /// Every regular file below `package`, by relative path, except the top-level manifest.
+    static func regularFiles(in package: FileWrapper, manifestName: String) -> [(path: String, member: FileWrapper)] {
+        var files: [(path: String, member: FileWrapper)] = []
+        var folders: [(prefix: String, folder: FileWrapper)] = [("", package)]
+        while let (prefix, folder) = folders.popLast() {
+            for (name, child) in folder.fileWrappers ?? [:] {
+                let path = prefix + name
+                if child.isRegularFile, path != manifestName {
+                    files.append((path, child))
+                } else if child.isDirectory {
+                    folders.append((path + "/", child))
+                }
+            }
+        }
+        return files
+    }
+}
