@@ -9,6 +9,7 @@ import SystemPackage
 /// The coordinator's side of ``PresenceServer``: asks the presenters of a unit in other
 /// processes, over connections the coordination holds until it ends.
 struct PresenceClient {
+    /// `presenters/` in the namespace folder.
     let folder: String
     /// This process's own name (its own presenters are asked directly), if it has presenters.
     let ownName: String?
@@ -83,6 +84,7 @@ struct PresenceClient {
         return PresenceConnection(descriptor: descriptor, peer: peer.name, isVersion2: peer.isVersion2)
     }
 
+    /// The `busy` error for a process that refused or did not answer in time.
     private func failure(_ answer: PresenceConnection.Answer, _ peer: PresenceServer.Peer, _ request: PresenterRequest) -> DocumentKitError {
         if case .refused(let text) = answer {
             return DocumentKitError(

@@ -4,6 +4,7 @@ import Glibc
 
 /// A connection one coordination holds to another process's presence server.
 struct PresenceConnection: Sendable {
+    /// The connected socket.
     let descriptor: CInt
     /// The server's name in the namespace.
     let peer: String
@@ -16,9 +17,11 @@ struct PresenceConnection: Sendable {
 
     /// How the server answered a request.
     enum Answer: Equatable {
+        /// `OK` or `OK HOLD`.
         case ok
         /// Closed (or the request could not be sent): its process ended.
         case closed
+        /// No answer before the deadline.
         case timedOut
         /// `ERR`, with the server's message.
         case refused(String)

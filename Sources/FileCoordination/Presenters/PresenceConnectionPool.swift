@@ -9,6 +9,7 @@ final class PresenceConnectionPool: Sendable {
     /// Idle connections kept per process; more are closed when given back.
     static let idleLimit = 4
 
+    /// Idle connections by server name.
     private let idle = Mutex<[String: [PresenceConnection]]>([:])
 
     /// An idle connection to the server named `peer`, if any.

@@ -14,7 +14,9 @@ import Foundation
 /// request costs no task and no thread switch: presenter callbacks run right here when the
 /// presenter's delivery is idle.
 struct PresenceConversation: Sendable {
+    /// The accepted connection (closed when the conversation ends).
     let connection: CInt
+    /// This process's presenters.
     let registry: PresenterRegistry
 
     /// Serves the connection until it closes.
@@ -24,6 +26,7 @@ struct PresenceConversation: Sendable {
         close(connection)
     }
 
+    /// Reads and answers packets until the connection closes, then runs what is still held.
     private func converse(_ executor: ThreadExecutor) async {
         var held: [@Sendable () async -> Void] = []
         var buffer = [UInt8](repeating: 0, count: 16_384)

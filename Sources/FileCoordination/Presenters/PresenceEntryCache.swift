@@ -14,6 +14,7 @@ import Synchronization
 /// last one could leave the time as it was; once the tick is over, any change gets a later time
 /// (git's rule for "racily clean" files).
 final class PresenceEntryCache: Sendable {
+    /// A folder's names, and the folder's identity and modification time when it was listed.
     private struct Listing {
         let inode: UInt64
         let modified: timespec
@@ -22,8 +23,10 @@ final class PresenceEntryCache: Sendable {
 
     /// How old a folder's modification time must be for its listing to be kept.
     static let settled: Int64 = 50_000_000
+    /// How many listings are kept (all are dropped when full).
     private static let capacity = 1_024
 
+    /// Listings by folder path.
     private let listings = Mutex<[String: Listing]>([:])
 
     /// The sorted names in `folder`; nil if it does not exist (nobody presents the unit: one failed `stat`).

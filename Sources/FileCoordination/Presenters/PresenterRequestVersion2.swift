@@ -38,8 +38,10 @@ extension PresenterRequest {
             path: String(decoding: fields, as: UTF8.self))
     }
 
+    /// Every kind, for reading one.
     private static let kinds: [Kind] = [.reader, .writer, .deletion, .subitemDeletion]
 
+    /// The kind named by `bytes`.
     private static func kind(_ bytes: Slice<UnsafeRawBufferPointer>) -> Kind? {
         kinds.first { $0.rawValue.utf8.elementsEqual(bytes) }
     }
@@ -59,6 +61,7 @@ extension PresenterRequest {
         return magnitude <= UInt64(Int64.max) ? Int64(magnitude) : nil
     }
 
+    /// Appends `value` in decimal, as `String(Int64)` writes it.
     private static func appendDecimal(_ value: Int64, to bytes: inout [UInt8]) {
         if value < 0 { bytes.append(UInt8(ascii: "-")) }
         var magnitude = value.magnitude

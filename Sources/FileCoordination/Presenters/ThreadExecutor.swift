@@ -12,14 +12,17 @@ import Synchronization
 /// free again.
 final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
     // @unchecked: the job list is guarded by `state`; `ready` only counts.
+    /// The jobs waiting for this thread, and whether it takes jobs now.
     private struct State {
         var jobs: [UnownedJob] = []
         var running = false
     }
 
     private let state = Mutex(State())
+    /// Signalled for every job queued here and when the work is done.
     private let ready = DispatchSemaphore(value: 0)
 
+    /// Queues `job` for this thread while it runs work, else hands it to ``PresenterExecutor``.
     func enqueue(_ job: consuming ExecutorJob) {
         let unowned = UnownedJob(job)
         let here = state.withLock { state -> Bool in
