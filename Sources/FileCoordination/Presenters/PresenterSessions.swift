@@ -17,19 +17,16 @@ struct PresenterSessions: Sendable {
     /// deletion; the presenters of an enclosing package, the unit itself, hear it through the
     /// unit's request).
     static func requests(for resolved: [FileCoordinator.Resolved]) -> [PresenterRequest] {
+        if resolved.count == 1 {
+            // The common case: one item, and unless it is deleted, one request.
+            let request = request(for: resolved[0])
+            if request.kind != .deletion { return [request] }
+        }
         var byUnit: [Int64: PresenterRequest] = [:]
         var subitemDeletions: [PresenterRequest] = []
         for entry in resolved {
             let unit = entry.item.unitOffset
-            var request: PresenterRequest
-            switch entry.intent.access {
-            case .reading(let options):
-                request = PresenterRequest(kind: .reader, save: !options.contains(.withoutChanges), unit: unit, path: entry.item.path)
-            case .writing(let options):
-                request = PresenterRequest(
-                    kind: options.contains(.forDeleting) ? .deletion : .writer, save: options.contains(.forMerging), unit: unit,
-                    path: entry.item.path)
-            }
+            var request = request(for: entry)
             if request.kind == .deletion {
                 for folder in entry.item.components[..<entry.item.lockUnitIndex] {
                     let folderRequest = PresenterRequest(
@@ -44,6 +41,19 @@ struct PresenterSessions: Sendable {
             byUnit[unit] = request
         }
         return byUnit.keys.sorted().map { byUnit[$0]! } + subitemDeletions
+    }
+
+    /// What one item's coordination asks of the presenters of its unit.
+    private static func request(for entry: FileCoordinator.Resolved) -> PresenterRequest {
+        let unit = entry.item.unitOffset
+        switch entry.intent.access {
+        case .reading(let options):
+            return PresenterRequest(kind: .reader, save: !options.contains(.withoutChanges), unit: unit, path: entry.item.path)
+        case .writing(let options):
+            return PresenterRequest(
+                kind: options.contains(.forDeleting) ? .deletion : .writer, save: options.contains(.forMerging), unit: unit,
+                path: entry.item.path)
+        }
     }
 
     /// Gives the items back: ends the coordination on every connection (their processes run
