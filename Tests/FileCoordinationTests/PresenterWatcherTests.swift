@@ -114,6 +114,20 @@ struct PresenterWatcherTests {
         #expect(await events.settled() == [.changed(fixture.url("doc.txt"))])
     }
 
+    @Test("a file written slowly (truncated, a pause, then written and closed) is one change, not two")
+    func slowWriteIsOneChange() async throws {
+        let fixture = try Fixture()
+        try fixture.makeFile("doc.txt", "old\n")
+        try fixture.makeFolder("D")
+        let (doc, docEvents) = try await fixture.presented("doc.txt")
+        let (folder, folderEvents) = try await fixture.presented("D")
+        let slowly = { (path: String) in "exec 3> '\(path)'; sleep 0.02; echo new >&3; exec 3>&-" }
+        let heard = try await docEvents.heard(after: [(slowly(doc.path), 1)])
+        #expect(heard == [.changed(doc)], "\(heard)")
+        let heardInFolder = try await folderEvents.heard(after: [(slowly(folder.path + "/new.txt"), 1)])
+        #expect(heardInFolder == [.subitemAppeared(folder.appendingPathComponent("new.txt"))], "\(heardInFolder)")
+    }
+
     @Test("touch inside a package: one didChange for the package")
     func touchInsidePackage() async throws {
         let fixture = try Fixture()

@@ -12,8 +12,10 @@ import SystemPackage
 ///
 /// A reader thread waits in poll(2) on the inotify descriptor and on an eventfd that stops or
 /// pauses it. Events name a watched folder and an entry; rename halves share a cookie and are
-/// kept, so an item that left one name can be found under its new one. A queue overflow is
-/// reported as such: everything must be looked at again.
+/// kept, so an item that left one name can be found under its new one. Files created or
+/// modified and not yet closed are known as being written, so that a half-written file is not
+/// taken for a change of its own. A queue overflow is reported as such: everything must be
+/// looked at again.
 final class FileWatcher: Sendable {
     struct Event: Sendable {
         /// The folder the event happened in.
@@ -48,6 +50,8 @@ final class FileWatcher: Sendable {
         var paths: [CInt: [String]] = [:]
         var descriptors: [String: CInt] = [:]
         var renames: [UInt32: Rename] = [:]
+        /// Files being written (created or modified, not closed yet), with when that began.
+        var writing: [String: UInt64] = [:]
         var reads = 0
         var overflows = 0
         var closed = false
@@ -131,6 +135,13 @@ final class FileWatcher: Sendable {
         state.withLock { state in state.renames = state.renames.filter { $0.value.read > read } }
     }
 
+    /// Whether the file at `path` is being written: created or modified less than `window` ago
+    /// and not closed since.
+    func isBeingWritten(_ path: String, window: DispatchTimeInterval) -> Bool {
+        guard let began = state.withLock({ $0.writing[path] }) else { return false }
+        return DispatchTime(uptimeNanoseconds: began) + window > .now()
+    }
+
     /// How many times the kernel's event queue overflowed.
     var overflowCount: Int { state.withLock { $0.overflows } }
 
@@ -201,6 +212,19 @@ final class FileWatcher: Sendable {
         }
     }
 
+    private func noteWriting(_ path: String, _ mask: UInt32, in state: inout State) {
+        if mask & UInt32(IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM) != 0 {
+            state.writing.removeValue(forKey: path)
+        } else if mask & UInt32(IN_ISDIR) == 0, mask & UInt32(IN_MODIFY | IN_CREATE) != 0, state.writing[path] == nil {
+            if state.writing.count >= 4_096 {
+                // Writers that never close: keep the map small.
+                let old = DispatchTime.now().uptimeNanoseconds - 10_000_000_000
+                state.writing = state.writing.filter { $0.value > old }
+            }
+            state.writing[path] = DispatchTime.now().uptimeNanoseconds
+        }
+    }
+
     private func parse(_ buffer: UnsafeMutableRawPointer, count: Int) -> ([Event], Bool, Int) {
         state.withLock { state in
             state.reads += 1
@@ -228,6 +252,7 @@ final class FileWatcher: Sendable {
                     }
                     continue
                 }
+                if let name { noteWriting(folder + "/" + name, header.mask, in: &state) }
                 if let name, header.cookie != 0 {
                     let path = folder + "/" + name
                     var halves = state.renames[header.cookie] ?? Rename(read: state.reads)

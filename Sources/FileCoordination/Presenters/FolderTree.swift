@@ -34,12 +34,21 @@ struct FolderTree: Sendable {
         /// Starts watching the folder at a relative path; called before it is listed, so that
         /// nothing created meanwhile is missed.
         let watch: (String) -> Void
+        /// Whether the file at an absolute path is being written (looked at once it is closed).
+        var isBeingWritten: (String) -> Bool = { _ in false }
 
         func absolute(_ path: String) -> String { FolderTree.absolute(path, in: root) }
     }
 
     /// Every folder in the tree (plain folders and package folders), relative.
     var folders: [String] { Array(entries.keys) + packages.values.joined() }
+
+    /// Every item in the tree.
+    func items(_ isPackageName: (String) -> Bool) -> [TreeChanges.Item] {
+        entries.flatMap { folder, listing in
+            listing.map { TreeChanges.Item(path: Self.path(folder, $0.key), child: $0.value, isPackage: isPackageName($0.key)) }
+        }
+    }
 
     static func path(_ folder: String, _ name: String) -> String { folder.isEmpty ? name : folder + "/" + name }
 
@@ -114,6 +123,10 @@ struct FolderTree: Sendable {
         }
         for name in candidates.sorted() where !ItemSnapshot.isTemporary(name) {
             let path = Self.path(folder, name)
+            if context.isBeingWritten(context.absolute(path)) {
+                changes.postponed.append(path)
+                continue
+            }
             let isPackage = context.isPackageName(name)
             let before = entries[folder]?[name]
             let now = ItemSnapshot.child(at: context.absolute(path), isPackage: isPackage)

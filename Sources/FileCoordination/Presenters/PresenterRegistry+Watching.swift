@@ -94,8 +94,15 @@ extension PresenterRegistry {
         else { return }
         var look = look
         var notices: [PresenterNotice] = []
-        let heardDeletion = look.item || look.everything ? lookAtItem(id, &item, &look, &notices) : false
-        lookInside(id, &item, look, &notices)
+        var heardDeletion = false
+        if look.item || look.everything {
+            if announcing && item.tree == nil && !item.isPackage && isBeingWritten(item.path) {
+                postpone(id) { $0.item = true }  // its closing (or the write window's end) brings the look
+            } else {
+                heardDeletion = lookAtItem(id, &item, &look, &notices)
+            }
+        }
+        lookInside(id, &item, look, &notices, postponingWrites: announcing)
         state.withLock { state in
             state.registrations[id]?.snapshot = item.snapshot
             state.registrations[id]?.tree = item.tree
@@ -119,8 +126,12 @@ extension PresenterRegistry {
                 return false
             }
             item.snapshot = current
+            if let tree = item.tree {
+                // What was still inside went with it (however the kernel batched the events).
+                notices += TreeChanges(gone: item.isPackage ? [] : tree.items(isPackageName)).notices(in: item.path, renameDestination: { _ in nil })
+                unwatch(tree.folders, of: id, at: item.path)
+            }
             if !item.deletionAnnounced { notices.append(.deleted) }
-            if let tree = item.tree { unwatch(tree.folders, of: id, at: item.path) }
             item.tree = nil
             return true
         }
@@ -150,10 +161,14 @@ extension PresenterRegistry {
         return true
     }
 
-    /// Inside a presented plain folder: rescans the folders events came from (or all of them).
-    private func lookInside(_ id: Int, _ item: inout Registration, _ look: PendingLook, _ notices: inout [PresenterNotice]) {
+    /// Inside a presented plain folder: rescans the folders events came from (or all of them);
+    /// with `postponingWrites`, files being written are looked at later.
+    private func lookInside(
+        _ id: Int, _ item: inout Registration, _ look: PendingLook, _ notices: inout [PresenterNotice], postponingWrites: Bool
+    ) {
         guard !item.isPackage, var tree = item.tree, look.everything || !look.folders.isEmpty else { return }
-        let context = treeContext(for: id, at: item.path)
+        var context = treeContext(for: id, at: item.path)
+        if postponingWrites { context.isBeingWritten = isBeingWritten }
         var targets = PendingLook()
         if look.everything {
             for folder in tree.entries.keys { targets.add(folder, .all) }
@@ -166,6 +181,10 @@ extension PresenterRegistry {
         var dropped: [String] = []
         let outermostFirst = targets.folders.sorted { (TreeChanges.Item.depth(of: $0.key), $0.key) < (TreeChanges.Item.depth(of: $1.key), $1.key) }
         for (folder, names) in outermostFirst { tree.rescan(folder, names, context, &changes, dropped: &dropped) }
+        for path in changes.postponed {
+            let (folder, name) = FolderTree.split(path)
+            postpone(id) { $0.add(folder, .some([name])) }
+        }
         if !dropped.isEmpty {
             let remaining = Set(tree.folders)
             unwatch(dropped.filter { !remaining.contains($0) }, of: id, at: item.path)
@@ -196,6 +215,20 @@ extension PresenterRegistry {
         return FolderTree.Context(
             root: path, isPackageName: isPackageName,
             watch: { relative in watches.want(inside: FolderTree.absolute(relative, in: path), for: id, refresh: true) })
+    }
+
+    /// Whether the file at `path` is being written (created or modified within the write
+    /// window, not closed yet): looking now could catch it half written, a change of its own.
+    private func isBeingWritten(_ path: String) -> Bool {
+        watches.watcher?.isBeingWritten(path, window: Self.writeWindow) ?? false
+    }
+
+    /// How long a file being written is left alone, at most.
+    static var writeWindow: DispatchTimeInterval { .milliseconds(50) }
+
+    /// Looks again after the write window (the file's closing usually brings the look sooner).
+    private func postpone(_ id: Int, _ change: @escaping @Sendable (inout PendingLook) -> Void) {
+        queue.asyncAfter(deadline: .now() + Self.writeWindow) { [weak self] in self?.mark(id, change) }
     }
 
     /// Reads presenter `id`'s item at `path`, and for a folder or package what is inside,

@@ -22,6 +22,8 @@ struct TreeChanges: Sendable {
     var gone: [Item] = []
     /// Items changed in place (as they are now).
     var changed: [Item] = []
+    /// Files being written, not looked at yet (relative paths).
+    var postponed: [String] = []
 
     var isEmpty: Bool { appeared.isEmpty && gone.isEmpty && changed.isEmpty }
 
