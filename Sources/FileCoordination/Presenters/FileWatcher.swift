@@ -157,10 +157,11 @@ final class FileWatcher: Sendable {
     /// Lets a paused reader go on.
     func resume() { resumed.signal() }
 
-    /// Ends the reader thread and closes the descriptors.
+    /// Ends the reader thread and closes the descriptors (a paused reader is let go first).
     func stop() {
         state.withLock { $0.stopping = true }
         wake()
+        resumed.signal()
     }
 
     private func wake() {

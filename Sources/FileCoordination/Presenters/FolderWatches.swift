@@ -29,9 +29,38 @@ final class FolderWatches: Sendable {
         var logger = Logger(label: "DocumentKit.presenters")
     }
 
+    /// The registrations presenting one entry: almost always one, kept without an allocation.
+    private enum IDs {
+        case one(Int)
+        case many([Int])
+
+        var all: [Int] {
+            switch self {
+            case .one(let id): [id]
+            case .many(let ids): ids
+            }
+        }
+
+        func forEach(_ body: (Int) -> Void) {
+            switch self {
+            case .one(let id): body(id)
+            case .many(let ids): ids.forEach(body)
+            }
+        }
+
+        func adding(_ id: Int) -> IDs { .many(all + [id]) }
+
+        /// Without (one occurrence of) `id`; nil when none is left.
+        func removing(_ id: Int) -> IDs? {
+            var ids = all
+            if let index = ids.firstIndex(of: id) { ids.remove(at: index) }
+            return ids.count > 1 ? .many(ids) : ids.first.map { .one($0) }
+        }
+    }
+
     private struct Folder {
         /// Registrations presenting an entry of the folder, by the entry's name.
-        var items: [String: [Int]] = [:]
+        var items: [String: IDs] = [:]
         /// Registrations presenting a folder or package this folder is in (or is).
         var insides: Set<Int> = []
         var isEmpty: Bool { items.isEmpty && insides.isEmpty }
@@ -101,14 +130,12 @@ final class FolderWatches: Sendable {
 
     /// Registration `id` presents the entry `name` of `folder`.
     func want(item name: String, in folder: String, for id: Int) {
-        update(folder) { $0.items[name, default: []].append(id) }
+        update(folder) { $0.items[name] = $0.items[name]?.adding(id) ?? .one(id) }
     }
 
     func unwant(item name: String, in folder: String, for id: Int) {
         update(folder) { folder in
-            guard var ids = folder.items[name], let index = ids.firstIndex(of: id) else { return }
-            ids.remove(at: index)
-            folder.items[name] = ids.isEmpty ? nil : ids
+            folder.items[name] = folder.items[name]?.removing(id)
         }
     }
 
@@ -129,9 +156,9 @@ final class FolderWatches: Sendable {
             for event in events {
                 guard let folder = state.folders[event.folder] else { continue }
                 if let name = event.name {
-                    for id in folder.items[name] ?? [] { result.append(.item(id)) }
+                    folder.items[name]?.forEach { result.append(.item($0)) }
                 } else {
-                    for ids in folder.items.values { for id in ids { result.append(.item(id)) } }
+                    for ids in folder.items.values { ids.forEach { result.append(.item($0)) } }
                 }
                 for id in folder.insides { result.append(.inside(id, folder: event.folder, name: event.name)) }
             }
