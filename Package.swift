@@ -45,6 +45,7 @@ let package = Package(
             dependencies: [
                 "DocumentKitSystem", "CDocumentKitShims",
                 .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Layer 1: the file-tree model and atomic saves of files and packages.
@@ -116,7 +117,10 @@ let package = Package(
         ),
         .testTarget(
             name: "FileCoordinationTests",
-            dependencies: ["DocumentKit", "FileCoordination", "DocumentKitTesting", "dk-coordination-child"]
+            dependencies: [
+                "DocumentKit", "FileCoordination", "DocumentKitTesting", "dk-coordination-child",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "FormatVersioningTests",

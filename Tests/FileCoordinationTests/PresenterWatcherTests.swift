@@ -36,6 +36,26 @@ final class EventCollector: Sendable {
         try? await Task.sleep(for: quiet)
         return storage.events.withLock { $0 }
     }
+
+    /// Runs each shell command in turn (an uncoordinated writer), waiting after each until
+    /// `total` events arrived in all; then all events, once quiet.
+    func heard(after steps: [(command: String, total: Int)]) async throws -> [PresentedItemEvent] {
+        for step in steps {
+            try shell(step.command)
+            _ = await wait(for: step.total)
+        }
+        return await settled()
+    }
+}
+
+extension Fixture {
+    /// The URL of the item at `relative` and its presenter's events, once the presenter watches.
+    func presented(_ relative: String) async throws -> (URL, EventCollector) {
+        let url = url(relative)
+        let events = EventCollector(namespace.events(for: url))
+        try await Task.sleep(for: .milliseconds(50))
+        return (url, events)
+    }
 }
 
 /// Runs a shell command, as an uncoordinated writer.
@@ -46,6 +66,15 @@ func shell(_ command: String) throws {
     try process.run()
     process.waitUntilExit()
     #expect(process.terminationStatus == 0, "\(command)")
+}
+
+/// `echo >>`, `mv` and `rm` of `doc.txt` by shell commands: changed, moved, deleted, once each.
+func expectEchoMoveAndRemove(_ fixture: Fixture, _ events: EventCollector) async throws {
+    let (doc, moved) = (fixture.url("doc.txt"), fixture.url("moved.txt"))
+    let heard = try await events.heard(after: [
+        ("echo 2 >> '\(doc.path)'", 1), ("mv '\(doc.path)' '\(moved.path)'", 2), ("rm '\(moved.path)'", 3),
+    ])
+    #expect(heard == [.changed(doc), .moved(from: doc, to: moved), .deleted(moved)], "\(heard)")
 }
 
 @Suite("Presenters hear about uncoordinated writers, once each")
@@ -67,11 +96,10 @@ struct PresenterWatcherTests {
         try fixture.makeFile("a.txt")
         let events = EventCollector(fixture.namespace.events(for: fixture.url("a.txt")))
         try await Task.sleep(for: .milliseconds(50))
-        try shell("mv '\(fixture.url("a.txt").path)' '\(fixture.url("b.txt").path)'")
-        _ = await events.wait(for: 1)
-        try shell("rm '\(fixture.url("b.txt").path)'")
-        _ = await events.wait(for: 2)
-        #expect(await events.settled() == [.moved(from: fixture.url("a.txt"), to: fixture.url("b.txt")), .deleted(fixture.url("b.txt"))])
+        let heard = try await events.heard(after: [
+            ("mv '\(fixture.url("a.txt").path)' '\(fixture.url("b.txt").path)'", 1), ("rm '\(fixture.url("b.txt").path)'", 2),
+        ])
+        #expect(heard == [.moved(from: fixture.url("a.txt"), to: fixture.url("b.txt")), .deleted(fixture.url("b.txt"))])
     }
 
     @Test("an atomic save by another program (temp file renamed over) is one didChange, not a deletion")
@@ -84,6 +112,20 @@ struct PresenterWatcherTests {
         try shell("printf 'v2\\n' > '\(path).tmp' && mv '\(path).tmp' '\(path)'")
         _ = await events.wait(for: 1)
         #expect(await events.settled() == [.changed(fixture.url("doc.txt"))])
+    }
+
+    @Test("a file written slowly (truncated, a pause, then written and closed) is one change, not two")
+    func slowWriteIsOneChange() async throws {
+        let fixture = try Fixture()
+        try fixture.makeFile("doc.txt", "old\n")
+        try fixture.makeFolder("D")
+        let (doc, docEvents) = try await fixture.presented("doc.txt")
+        let (folder, folderEvents) = try await fixture.presented("D")
+        let slowly = { (path: String) in "exec 3> '\(path)'; sleep 0.02; echo new >&3; exec 3>&-" }
+        let heard = try await docEvents.heard(after: [(slowly(doc.path), 1)])
+        #expect(heard == [.changed(doc)], "\(heard)")
+        let heardInFolder = try await folderEvents.heard(after: [(slowly(folder.path + "/new.txt"), 1)])
+        #expect(heardInFolder == [.subitemAppeared(folder.appendingPathComponent("new.txt"))], "\(heardInFolder)")
     }
 
     @Test("touch inside a package: one didChange for the package")
@@ -119,15 +161,11 @@ struct PresenterWatcherTests {
         let library = fixture.url("Library")
         let events = EventCollector(fixture.namespace.events(for: library))
         try await Task.sleep(for: .milliseconds(50))
-        try shell("echo x > '\(library.path)/new.txt'")
-        _ = await events.wait(for: 1)
-        try shell("echo y >> '\(library.path)/old.txt'")
-        _ = await events.wait(for: 2)
-        try shell("mv '\(library.path)/new.txt' '\(library.path)/renamed.txt'")
-        _ = await events.wait(for: 3)
-        try shell("rm '\(library.path)/old.txt'")
-        _ = await events.wait(for: 4)
-        #expect(await events.settled() == [
+        let heard = try await events.heard(after: [
+            ("echo x > '\(library.path)/new.txt'", 1), ("echo y >> '\(library.path)/old.txt'", 2),
+            ("mv '\(library.path)/new.txt' '\(library.path)/renamed.txt'", 3), ("rm '\(library.path)/old.txt'", 4),
+        ])
+        #expect(heard == [
             .subitemAppeared(library.appendingPathComponent("new.txt")),
             .subitemChanged(library.appendingPathComponent("old.txt")),
             .subitemMoved(from: library.appendingPathComponent("new.txt"), to: library.appendingPathComponent("renamed.txt")),

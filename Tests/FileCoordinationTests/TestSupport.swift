@@ -23,10 +23,10 @@ struct Fixture {
     /// The package extensions, as the child takes them.
     let extensionsArgument: String
 
-    init(packageExtensions: Set<String> = ["pkg"]) throws {
+    init(packageExtensions: Set<String> = ["pkg"], watchOptions: WatchOptions = WatchOptions()) throws {
         namespaceFolder = try TemporaryDirectory(prefix: "dk-coord-ns")
         items = try TemporaryDirectory(prefix: "dk-coord-items")
-        namespace = try CoordinationNamespace(directory: namespaceFolder.url, packageExtensions: packageExtensions)
+        namespace = try CoordinationNamespace(directory: namespaceFolder.url, packageExtensions: packageExtensions, watchOptions: watchOptions)
         coordinator = FileCoordinator(namespace: namespace)
         extensionsArgument = packageExtensions.isEmpty ? "-" : packageExtensions.sorted().joined(separator: ",")
     }

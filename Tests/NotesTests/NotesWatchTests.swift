@@ -8,11 +8,12 @@ import Testing
         let process = Process()
         let output: URL
 
-        init(notes: NotesRunner, directory: TemporaryDirectory, arguments: [String] = []) throws {
+        init(notes: NotesRunner, directory: TemporaryDirectory, arguments: [String] = [], environment: [String: String] = [:]) throws {
             output = directory.appending("watch-output.jsonl")
             _ = FileManager.default.createFile(atPath: output.path, contents: nil)
             process.executableURL = NotesRunner.executable
             process.arguments = ["watch", "--json"] + arguments + ["--library", notes.library.path]
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             process.standardOutput = try FileHandle(forWritingTo: output)
             process.standardError = FileHandle.nullDevice
             try process.run()
@@ -42,11 +43,20 @@ import Testing
 
     @Test("notes watch prints a line per change other processes make: appeared, changed, moved, deleted")
     func watchLibrary() async throws {
+        try await watchLibrary(environment: [:])
+    }
+
+    @Test("with DOCUMENTKIT_FORCE_POLLING=1 (polling, no inotify), notes watch still prints one line per change")
+    func watchLibraryPolling() async throws {
+        try await watchLibrary(environment: ["DOCUMENTKIT_FORCE_POLLING": "1"])
+    }
+
+    private func watchLibrary(environment: [String: String]) async throws {
         let directory = try TemporaryDirectory(prefix: "notes-watch")
         let notes = NotesRunner(library: directory.appending("Library"))
         try notes.ok(["init"])
         try notes.ok(["new", "Existing", "--body", "one"])
-        let watcher = try Watcher(notes: notes, directory: directory)
+        let watcher = try Watcher(notes: notes, directory: directory, environment: environment)
         try await Task.sleep(for: .milliseconds(500))  // let it start watching
 
         try notes.ok(["new", "Fresh"])

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "DocumentKitWatching.h"
+
 /// renameat2(2); `flags` is a combination of the DK_RENAME_* constants.
 int dk_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
 

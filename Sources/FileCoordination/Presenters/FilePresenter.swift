@@ -8,10 +8,12 @@ import Foundation
 /// are `async`: a callback may await whatever it needs. Every method has a default that does
 /// nothing, so a presenter implements only what it cares about.
 ///
-/// Changes are seen through one file-system watcher per process (inotify on the folders of
-/// presented items), so writers that do not coordinate — editors, `mv`, `rm`, rsync, sync
-/// engines — are seen too. Each change is delivered once: a callback is sent only when the item
-/// on disk differs from what the presenter last heard about.
+/// Changes are seen through one file-system watcher per namespace (inotify on the folders of
+/// presented items, and on every folder inside a presented folder), so writers that do not
+/// coordinate — editors, `mv`, `rm`, rsync, sync engines — are seen too; where inotify is blind
+/// or refused (network file systems, exhausted limits) items are polled (see ``WatchOptions``).
+/// Each change is delivered once: a callback is sent only when the item on disk differs from
+/// what the presenter last heard about.
 ///
 /// A coordinator of the same item, in this process or another, asks the presenter first:
 /// ``savePresentedItemChanges()`` before a read (unless it reads `withoutChanges`) or a merging
@@ -44,15 +46,18 @@ public protocol FilePresenter: AnyObject, Sendable {
     func presentedItemDidMove(to newURL: URL) async
     /// The item was deleted. (For a writer that does not coordinate, this arrives after the fact.)
     func accommodatePresentedItemDeletion() async
-    /// An item appeared inside the presented folder.
+    /// An item appeared inside the presented folder, at any depth (for a folder that appeared
+    /// with things in it, each of them too, the folder first).
     func presentedSubitemDidAppear(at url: URL) async
-    /// An item inside the presented folder was moved or renamed within it.
+    /// An item inside the presented folder, at any depth, was moved or renamed within it (what
+    /// a moved folder holds moves with it, without callbacks of its own).
     func presentedSubitem(at oldURL: URL, didMoveTo newURL: URL) async
-    /// An item inside the presented folder changed.
+    /// An item inside the presented folder, at any depth, changed (for a package inside it:
+    /// anything in the package).
     func presentedSubitemDidChange(at url: URL) async
-    /// An item inside the presented folder (or package) will be deleted by a coordinator (it is
-    /// still there; the coordinator waits for this callback), or was deleted or moved out of the
-    /// folder by someone else.
+    /// An item inside the presented folder (or package), at any depth, will be deleted by a
+    /// coordinator (it is still there; the coordinator waits for this callback), or was deleted
+    /// or moved out of the folder by someone else (for a folder, each item in it too, deepest first).
     func accommodatePresentedSubitemDeletion(at url: URL) async
 }
 
@@ -77,13 +82,13 @@ public enum PresentedItemEvent: Sendable, Hashable, CustomStringConvertible {
     case moved(from: URL, to: URL)
     /// The item was deleted.
     case deleted(URL)
-    /// An item appeared inside the presented folder.
+    /// An item appeared inside the presented folder (at any depth).
     case subitemAppeared(URL)
     /// An item inside the presented folder changed.
     case subitemChanged(URL)
     /// An item inside the presented folder moved within it.
     case subitemMoved(from: URL, to: URL)
-    /// An item inside the presented folder was deleted.
+    /// An item inside the presented folder was deleted (or moved out of it).
     case subitemDeleted(URL)
 
     public var description: String {

@@ -12,11 +12,18 @@ struct ItemSnapshot: Sendable, Equatable {
     /// Size, times and (for a package) every member's name and identity, folded into one value.
     var fingerprint: Int = 0
 
+    /// Whether `other` is the same file or folder (perhaps changed): both exist, with one identity.
+    func isSameItem(as other: ItemSnapshot) -> Bool { exists && other.exists && inode == other.inode && device == other.device }
+
     /// One entry of a presented folder.
     struct Child: Sendable, Equatable {
+        var device: UInt64
         var inode: UInt64
         var isDirectory: Bool
         var fingerprint: Int
+
+        /// Whether `other` is the same file or folder (perhaps changed, perhaps renamed).
+        func isSameItem(as other: Child) -> Bool { inode == other.inode && device == other.device }
     }
 
     /// How much of an item its fingerprint covers.
@@ -48,16 +55,36 @@ struct ItemSnapshot: Sendable, Equatable {
         return snapshot
     }
 
-    /// The entries of the folder at `path`, one level down (packages fingerprinted whole).
-    static func children(of path: String, isPackage: (String) -> Bool) -> [String: Child] {
-        var result: [String: Child] = [:]
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] where !isTemporary(name) {
-            let child = read(path + "/" + name, depth: isPackage(name) ? .contents : .identity)
-            if child.exists {
-                result[name] = Child(inode: child.inode, isDirectory: child.isDirectory, fingerprint: child.fingerprint)
+    /// The entry at `path` (a package, by `isPackage`, fingerprinted whole), if it exists.
+    static func child(at path: String, isPackage: Bool) -> Child? {
+        let item = read(path, depth: isPackage ? .contents : .identity)
+        guard item.exists else { return nil }
+        return Child(device: item.device, inode: item.inode, isDirectory: item.isDirectory, fingerprint: item.fingerprint)
+    }
+
+    /// The names in the folder at `path` (without `.` and `..`), or nil if it cannot be listed.
+    static func names(in path: String) -> [String]? {
+        guard let directory = opendir(path) else { return nil }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
+                String(decoding: bytes.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// The name in the folder at `folder` of the item `item` is (found by device and inode), if any.
+    static func name(of item: ItemSnapshot, in folder: String) -> String? {
+        for name in names(in: folder) ?? [] {
+            var status = stat()
+            if lstat(folder + "/" + name, &status) == 0, UInt64(status.st_ino) == item.inode, UInt64(status.st_dev) == item.device {
+                return name
             }
         }
-        return result
+        return nil
     }
 
     /// DocumentKit's own temporary items (`.NAME.dk-…`) are not subitems anyone presents.
@@ -80,7 +107,7 @@ struct ItemSnapshot: Sendable, Equatable {
     }
 
     private static func fingerprintTree(_ path: String, into hasher: inout Hasher, depth: Int) {
-        guard depth < 32, let names = try? FileManager.default.contentsOfDirectory(atPath: path) else { return }
+        guard depth < 32, let names = names(in: path) else { return }
         for name in names.sorted() {
             var status = stat()
             let child = path + "/" + name

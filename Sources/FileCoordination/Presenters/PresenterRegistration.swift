@@ -48,8 +48,8 @@ extension CoordinationNamespace {
         return PresenterRegistration(registry: presenters, id: id, onRemove: { [weak self] unit in self?.presence?.unpublish(unit) })
     }
 
-    /// The changes to the item at `url` (for a folder: to the items directly inside it too), as
-    /// an asynchronous sequence; ending the iteration removes the presenter behind it.
+    /// The changes to the item at `url` (for a folder: to the items inside it too, at any depth),
+    /// as an asynchronous sequence; ending the iteration removes the presenter behind it.
     public func events(for url: URL) -> AsyncStream<PresentedItemEvent> {
         AsyncStream { continuation in
             let presenter = StreamPresenter(url: url, continuation: continuation)
