@@ -51,7 +51,7 @@ final class PresenterRegistry: Sendable {
     let queue = DispatchQueue(label: "DocumentKit.presenters")
     private let queueKey = DispatchSpecificKey<Bool>()
     /// How long events settle before presenters are told (bursts become one callback).
-    let settle: DispatchTimeInterval = .milliseconds(1)
+    let settle: DispatchTimeInterval = .microseconds(700)
     /// The folders watched (and polled) for the presenters.
     let watches = FolderWatches()
 
