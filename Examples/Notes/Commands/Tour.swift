@@ -55,11 +55,11 @@ struct TourGuide {
         let photo = library.url.appendingPathComponent("photo.jpg")
         try Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }).write(to: photo)
         let document = try await NoteDocument.open(at: trip, coordinator: library.coordinator)
-        document.update { $0.attachments["photo.jpg"] = try? FileWrapper(contentsOf: photo) }
+        try document.update { $0.attachments["photo.jpg"] = try? FileWrapper(contentsOf: photo) }
         try await document.save()
         try FileManager.default.removeItem(at: photo)
         let before = try FileWrapper(contentsOf: trip)
-        document.update { $0.appendLine("Book the tram to Belém.") }
+        try document.update { $0.appendLine("Book the tram to Belém.") }
         try await document.save()
         let after = try FileWrapper(contentsOf: trip)
         for member in ["attachments/photo.jpg", "Info.json", "body.md"] {

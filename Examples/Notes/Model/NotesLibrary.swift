@@ -82,7 +82,7 @@ struct NotesLibrary {
         try await coordinator.coordinate(with: [.writingIntent(with: url)]) { _ in
             do throws(DocumentKitError) {
                 let document = try await NoteDocument.open(at: url, coordinator: coordinator)
-                document.update(change)
+                try document.update(change)
                 try await document.close()
                 return document.content
             } catch {
