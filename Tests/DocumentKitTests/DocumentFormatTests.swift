@@ -37,6 +37,17 @@ import Testing
         return document
     }
 
+    /// Opens the document as the reader of `version`, expecting it to be refused: the error.
+    private func refusal(version: Int, sourceLocation: SourceLocation = #_sourceLocation) async -> DocumentKitError? {
+        do {
+            _ = try await open(version: version)
+            Issue.record("the document opened", sourceLocation: sourceLocation)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
     private func manifestOnDisk() throws -> DocumentManifest {
         try DocumentManifest(jsonData: Data(contentsOf: url.appendingPathComponent("Info.json")), path: url.path)
     }
@@ -178,15 +189,11 @@ import Testing
     func newerReaderNeededIsRefused() async throws {
         try writePackage(at: url, members: ["text.txt": "v4"]) { records in Self.manifest(version: 4, members: records) }
         let before = try packageContents(url)
-        do {
-            _ = try await open(version: 3)
-            Issue.record("opened a document that needs a reader of format 4")
-        } catch {
-            #expect(error.code == .newerFormat)
-            #expect(error.description.contains(url.path))
-            #expect(error.description.contains("written by a newer version: format 4, this app reads up to 3"))
-            #expect(error.description.contains(VersionedTextDocument.identifier) && error.description.contains("texts 4.0"))
-        }
+        let error = try #require(await refusal(version: 3))
+        #expect(error.code == .newerFormat)
+        #expect(error.description.contains(url.path))
+        #expect(error.description.contains("written by a newer version: format 4, this app reads up to 3"))
+        #expect(error.description.contains(VersionedTextDocument.identifier) && error.description.contains("texts 4.0"))
         #expect(try packageContents(url) == before)
     }
 
@@ -195,13 +202,9 @@ import Testing
         try writePackage(at: url, members: ["text.txt": "locked"]) { records in
             Self.manifest(version: 2, minReader: 1, minWriter: 1, required: #"["encryption"]"#, members: records)
         }
-        do {
-            _ = try await open(version: 2)
-            Issue.record("opened a document that needs an unknown feature")
-        } catch {
-            #expect(error.code == .newerFormat)
-            #expect(error.description.contains("“encryption”") && error.description.contains(url.path))
-        }
+        let error = try #require(await refusal(version: 2))
+        #expect(error.code == .newerFormat)
+        #expect(error.description.contains("“encryption”") && error.description.contains(url.path))
     }
 
     @Test("a document in another format is refused as unsupported")
@@ -209,13 +212,9 @@ import Testing
         try writePackage(at: url, members: ["text.txt": "?"]) { records in
             Self.manifest(version: 1, format: "org.example.other", members: records)
         }
-        do {
-            _ = try await open(version: 2)
-            Issue.record("opened a document in another format")
-        } catch {
-            #expect(error.code == .unsupportedFormat)
-            #expect(error.description.contains("org.example.other") && error.description.contains(url.path))
-        }
+        let error = try #require(await refusal(version: 2))
+        #expect(error.code == .unsupportedFormat)
+        #expect(error.description.contains("org.example.other") && error.description.contains(url.path))
     }
 
     @Test("an incomplete package is refused, saying how many members match")
@@ -226,15 +225,11 @@ import Testing
         try Data("half".utf8).write(to: url.appendingPathComponent("a.bin"))  // same size, other bytes
         try FileManager.default.removeItem(at: url.appendingPathComponent("b.bin"))
         let before = try packageContents(url)
-        do {
-            _ = try await open(version: 2)
-            Issue.record("opened an incomplete package")
-        } catch {
-            #expect(error.code == .incompletePackage)
-            #expect(error.description.contains("1 of 3 members match"))
-            #expect(error.description.contains("“a.bin”") && error.description.contains("“b.bin”"))
-            #expect(error.description.contains(url.path))
-        }
+        let error = try #require(await refusal(version: 2))
+        #expect(error.code == .incompletePackage)
+        #expect(error.description.contains("1 of 3 members match"))
+        #expect(error.description.contains("“a.bin”") && error.description.contains("“b.bin”"))
+        #expect(error.description.contains(url.path))
         #expect(try packageContents(url) == before)
     }
 
@@ -259,14 +254,10 @@ import Testing
         try writePackage(at: url, members: ["text.txt": "content"]) { _ in text ?? "" }
         if text == nil { try FileManager.default.removeItem(at: url.appendingPathComponent("Info.json")) }
         let before = try packageContents(url)
-        do {
-            _ = try await open(version: 2)
-            Issue.record("opened a package with the manifest \(text ?? "(none)")")
-        } catch {
-            #expect(error.code == .corruptData)
-            #expect(error.description.contains(url.path + "/Info.json"))
-            #expect(error.description.contains(problem), "\(error)")
-        }
+        let error = try #require(await refusal(version: 2), "the manifest \(text ?? "(none)")")
+        #expect(error.code == .corruptData)
+        #expect(error.description.contains(url.path + "/Info.json"))
+        #expect(error.description.contains(problem), "\(error)")
         #expect(try packageContents(url) == before)
     }
 
@@ -294,13 +285,9 @@ import Testing
             Self.manifest(version: 2, minReader: 1, minWriter: 1, migrations: #"["2-tags"]"#, members: records)
         }
         let before = try packageContents(url)
-        do {
-            _ = try await open(version: 3)
-            Issue.record("a failed migration opened")
-        } catch {
-            #expect(error.code == .migrationFailed)
-            #expect(error.description.contains("“3-text-md”") && error.description.contains(url.path))
-        }
+        let error = try #require(await refusal(version: 3))
+        #expect(error.code == .migrationFailed)
+        #expect(error.description.contains("“3-text-md”") && error.description.contains(url.path))
         #expect(try packageContents(url) == before)
     }
 

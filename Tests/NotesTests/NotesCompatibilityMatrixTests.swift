@@ -6,7 +6,7 @@ import Testing
 /// reader of each format version (`--reader-version N`), opens every fixture as the table says,
 /// and an old reader's save keeps what a newer one wrote.
 @Suite struct NotesCompatibilityMatrixTests {
-    static let formats = NotesVersionTests.formats
+    static let formats = NotesRunner.formats
     static let table = formats.appendingPathComponent("compatibility.tsv")
 
     /// A failure of the probe itself (not an outcome).

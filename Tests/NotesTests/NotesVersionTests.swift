@@ -5,9 +5,7 @@ import Testing
 /// The three versions of the notes format: what each fixture holds, `check`, `migrate`, and
 /// `--reader-version`.
 @Suite struct NotesVersionTests {
-    static let formats = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Formats/notes")
+    static let formats = NotesRunner.formats
 
     let directory: TemporaryDirectory
     let notes: NotesRunner
