@@ -11,13 +11,15 @@ struct Notes: AsyncParsableCommand {
         abstract: "A notes library, each note a package saved atomically by DocumentKit.",
         discussion: """
             The library is --library DIR, else $NOTES_LIBRARY, else ~/Notes.
-            Exit status: 0 success, 64 usage, 65 bad data (a damaged note), 66 no such note or library,
-            73 can't create (a note with that title exists), 74 I/O error, 75 busy (try again).
+            Exit status: 0 success, 64 usage, 65 bad data (a damaged note, or one this version can't
+            read), 66 no such note or library, 73 can't create (a note with that title exists), 74 I/O
+            error, 75 busy (try again), 77 read-only (a newer version wrote the note and allows only
+            newer versions to change it).
             """,
         version: NoteFormat.appVersion,
         subcommands: [
             Init.self, New.self, List.self, Show.self, Edit.self, Attach.self, Remove.self, Move.self, Watch.self,
-            Tour.self,
+            Check.self, Migrate.self, Tour.self,
         ]
     )
 
@@ -33,10 +35,22 @@ struct Notes: AsyncParsableCommand {
     }
 }
 
-/// The `--library` option every subcommand accepts.
+/// The `--library` option every subcommand accepts, and the hidden `--reader-version`.
 struct LibraryOptions: ParsableArguments {
     @Option(name: .long, help: "The library folder (default: $NOTES_LIBRARY, else ~/Notes).")
     var library: String?
+
+    /// For tests of the format matrix: behave as the reader and writer of this format version.
+    @Option(
+        name: .customLong("reader-version"),
+        help: ArgumentHelp("Behave as the reader and writer of this notes format version (for tests).", visibility: .hidden))
+    var readerVersion: Int = NoteFormat.currentVersion
+
+    func validate() throws {
+        guard NoteFormat.versions.contains(readerVersion) else {
+            throw ValidationError("--reader-version must be from \(NoteFormat.versions.lowerBound) to \(NoteFormat.versions.upperBound).")
+        }
+    }
 
     var libraryURL: URL {
         if let library { return URL(fileURLWithPath: library) }
@@ -47,7 +61,9 @@ struct LibraryOptions: ParsableArguments {
     }
 
     var notesLibrary: NotesLibrary {
-        get throws { NotesLibrary(url: libraryURL, coordinator: try NotesLibrary.makeCoordinator()) }
+        get throws {
+            NotesLibrary(url: libraryURL, coordinator: try NotesLibrary.makeCoordinator(), readerVersion: readerVersion)
+        }
     }
 }
 

@@ -6,7 +6,7 @@ import Foundation
 struct NotesError: Error, CustomStringConvertible {
     /// The documented exit statuses.
     enum Status: Int32 {
-        case usage = 64, badData = 65, noSuchNote = 66, cantCreate = 73, ioError = 74, busy = 75
+        case usage = 64, badData = 65, noSuchNote = 66, cantCreate = 73, ioError = 74, busy = 75, readOnly = 77
     }
 
     let status: Status
@@ -22,7 +22,10 @@ struct NotesError: Error, CustomStringConvertible {
     init(_ error: DocumentKitError, note: String) {
         let status: Status =
             switch error.code {
-            case .corruptData, .unsupportedFileType, .symbolicLinkNotAllowed: .badData
+            case .corruptData, .unsupportedFileType, .symbolicLinkNotAllowed, .newerFormat, .unsupportedFormat,
+                .incompletePackage, .migrationFailed:
+                .badData
+            case .readOnlyDocument: .readOnly
             case .notFound: .noSuchNote
             case .busy, .changedSinceRead: .busy
             case .alreadyExists: .cantCreate

@@ -11,7 +11,13 @@ import Synchronization
 ///
 /// Subclasses override behaviour, not storage:
 /// - ``read(from:)`` turns the file tree read from disk into `Content`;
-/// - ``fileWrapper(for:replacing:)`` turns `Content` into the tree to write.
+/// - ``fileWrapper(for:replacing:)`` turns `Content` into the tree to write;
+/// - ``format``, for a package that describes itself in a manifest: the document then applies
+///   the format's rules when it opens (an older file is migrated in memory, a newer one opens
+///   read-write, read-only or not at all, an incomplete package is refused) and writes the
+///   manifest, with a record of every member, at every save. The subclass reads and writes the
+///   format's own manifest fields in ``read(from:manifest:)`` and
+///   ``fileWrapper(for:manifest:replacing:)``. See <doc:FormatVersioning>.
 ///
 /// ```swift
 /// struct Note: Sendable { var title: String; var body: String }
@@ -29,7 +35,7 @@ import Synchronization
 /// }
 ///
 /// let document = try await NoteDocument.open(at: url)
-/// document.update { $0.body += "\nOne more line" }
+/// try document.update { $0.body += "\nOne more line" }
 /// try await document.save()
 /// ```
 ///
@@ -62,6 +68,14 @@ open class Document<Content: Sendable>: @unchecked Sendable {
         var tree: FileWrapper?
         var documentState: DocumentState = .closed
         var lastSaveError: DocumentKitError?
+        /// The manifest in memory (migrated, or as last saved); nil without a format, or before
+        /// a new document's first save.
+        var manifest: DocumentManifest?
+        var formatStatus: FormatStatus?
+        /// Why the document may not be changed, when it is read-only.
+        var readOnlyMessage: String?
+        /// Knows the digests of the members last checked or saved; used on the I/O queue only.
+        var hasher = MemberHasher()
     }
 
     private let state: Mutex<State>
@@ -119,6 +133,52 @@ open class Document<Content: Sendable>: @unchecked Sendable {
         fatalError("\(type(of: self)) must override fileWrapper(for:replacing:)")
     }
 
+    /// The format of the document's manifest, or nil (the default) for a document without one.
+    ///
+    /// With a format, the document is a package holding its manifest as the member
+    /// ``FormatDescription/manifestName``. Opening it applies the format's rules (see
+    /// ``FormatDescription/compatibility(of:at:)``); ``formatStatus`` says what the open found.
+    /// Every save writes the manifest, last, with the ``writer`` and a record (size, SHA-256) of
+    /// every member, keeping what this app doesn't understand byte for byte.
+    ///
+    /// Override it with a computed property; it must give the same description every time.
+    open var format: FormatDescription? { nil }
+
+    /// The app named as the writer in the manifest of every save (with a ``format``). The
+    /// default is the process's name and the version `unknown`: override it with your app's.
+    open var writer: DocumentManifest.Writer {
+        DocumentManifest.Writer(name: ProcessInfo.processInfo.processName, version: "unknown")
+    }
+
+    /// Turns the tree and its manifest into content, for a document with a ``format``: the
+    /// manifest holds the format's own fields (``DocumentManifest/additionalFields``). For an
+    /// older document, both are migrated already. The default calls ``read(from:)``.
+    ///
+    /// Throw any error for malformed contents: the document reports it as `corruptData`
+    /// naming the file, and keeps what it had.
+    open func read(from fileWrapper: FileWrapper, manifest: DocumentManifest) throws -> Content {
+        try read(from: fileWrapper)
+    }
+
+    /// Turns content into the tree to save and sets the format's own fields in `manifest`, for a
+    /// document with a ``format``. The default calls ``fileWrapper(for:replacing:)``.
+    ///
+    /// Change only the fields your format defines: the rest of the manifest (versions, features,
+    /// fields a newer version added) is written back as it was read. The document then records
+    /// the writer and the members and puts the manifest into the tree; a manifest member the tree
+    /// holds is replaced.
+    ///
+    /// - Parameters:
+    ///   - manifest: The manifest as read (and migrated) or last saved; for a new document, the
+    ///     format's ``FormatDescription/makeManifest(writer:documentIdentifier:)``.
+    ///   - previous: The tree as last read (and migrated) or saved; build on it, so that members
+    ///     this version doesn't know survive.
+    open func fileWrapper(
+        for content: Content, manifest: inout DocumentManifest, replacing previous: FileWrapper?
+    ) throws -> FileWrapper {
+        try fileWrapper(for: content, replacing: previous)
+    }
+
     // MARK: Content and changes
 
     /// The current content. Reading it before the document is open is a programming error.
@@ -130,13 +190,38 @@ open class Document<Content: Sendable>: @unchecked Sendable {
     }
 
     /// Changes the content and counts the change.
+    ///
+    /// - Throws: ``DocumentKitError`` with code `readOnlyDocument` if the document may be read
+    ///   but not changed (``formatStatus`` says why); the content is then left as it is.
     @discardableResult
-    public func update<Result>(_ change: (inout Content) throws -> Result) rethrows -> Result {
+    public func update<Result>(_ change: (inout Content) -> Result) throws(DocumentKitError) -> Result {
+        try state.withLock { state throws(DocumentKitError) in
+            try Self.checkEditable(state, path: fileURL.path)
+            let result = change(&state.content!)
+            state.changeCount += 1
+            return result
+        }
+    }
+
+    /// Changes the content with a change that may fail, and counts the change.
+    ///
+    /// - Throws: The change's error, or ``DocumentKitError`` with code `readOnlyDocument` if
+    ///   the document may be read but not changed.
+    @discardableResult
+    public func update<Result>(_ change: (inout Content) throws -> Result) throws -> Result {
         try state.withLock { state in
-            guard state.content != nil else { preconditionFailure("Document \(fileURL.path) is not open") }
+            try Self.checkEditable(state, path: fileURL.path)
             let result = try change(&state.content!)
             state.changeCount += 1
             return result
+        }
+    }
+
+    private static func checkEditable(_ state: State, path: String) throws(DocumentKitError) {
+        guard state.content != nil else { preconditionFailure("Document \(path) is not open") }
+        if let message = state.readOnlyMessage {
+            throw DocumentKitError(
+                .readOnlyDocument, operation: .edit, path: path, originalIsIntact: true, detail: message)
         }
     }
 
@@ -149,31 +234,75 @@ open class Document<Content: Sendable>: @unchecked Sendable {
     /// The error of the last save, if it failed; nil after a successful one.
     public var lastSaveError: DocumentKitError? { state.withLock { $0.lastSaveError } }
 
-    /// The tree as last read or saved.
+    /// The tree as last read (and migrated) or saved.
     public var fileWrapper: FileWrapper? { state.withLock { $0.tree } }
+
+    /// The manifest as read (and migrated, for an older document) or last saved; nil for a
+    /// document without a ``format``, or a new one not saved yet.
+    public var manifest: DocumentManifest? { state.withLock { $0.manifest } }
+
+    /// What opening the document found out about its format: read-write, read-only (with the
+    /// message to show), migrated from an older version... Nil for a document without a
+    /// ``format`` and for a new document.
+    public var formatStatus: FormatStatus? { state.withLock { $0.formatStatus } }
+
+    /// How many member files the document has read and hashed, to check or record their
+    /// digests, since it was opened or created. Members unchanged since they were checked or
+    /// saved are recognised by their file's identity instead: a diagnostic of how much a save
+    /// costs.
+    public var hashedMemberCount: Int { state.withLock { $0.hasher.hashedFileCount } }
 
     // MARK: Reading and writing
 
     /// Reads the document from disk, replacing what is in memory.
+    ///
+    /// With a ``format``, the format's rules apply first (see ``format``): a document that
+    /// can't be opened is an error, and one that may only be read opens with
+    /// ``DocumentState/editingDisabled``.
+    ///
+    /// - Throws: ``DocumentKitError`` naming the file: the system's error, `corruptData` (the
+    ///   contents or the manifest are malformed), `unsupportedFormat`, `newerFormat` (written by
+    ///   a newer version: "format 4, this app reads up to 3"), `incompletePackage` ("3 of 5
+    ///   members match"), `migrationFailed`. What was in memory stays, and the file is untouched.
     public func open() async throws(DocumentKitError) {
         let url = fileURL
-        let (tree, content) = try await perform { () throws(DocumentKitError) in
+        let format = self.format
+        let opened = try await perform { () throws(DocumentKitError) in
             try self.coordinated(writing: false) { () throws(DocumentKitError) in
-                let tree = try FileWrapper(contentsOf: url)
+                var tree = try FileWrapper(contentsOf: url)
+                var hasher = MemberHasher()
+                var manifested: ManifestedPackage.Opened?
+                if let format {
+                    let opened = try ManifestedPackage.open(tree, format: format, path: url.path, hasher: &hasher)
+                    tree = opened.tree
+                    manifested = opened
+                }
                 let content: Content
-                do { content = try self.read(from: tree) } catch {
+                do {
+                    if let manifested {
+                        content = try self.read(from: tree, manifest: manifested.manifest)
+                    } else {
+                        content = try self.read(from: tree)
+                    }
+                } catch {
                     throw Self.wrap(error, operation: .open, path: url.path)
                 }
-                return (tree, content)
+                return (tree, content, manifested, hasher)
             }
         }
+        let (tree, content, manifested, hasher) = opened
+        let readOnlyMessage = manifested?.status.isReadOnly == true ? manifested?.status.message : nil
         state.withLock { state in
             state.content = content
             state.tree = tree
             state.changeCount = 0
             state.savedChangeCount = 0
-            state.documentState = .normal
+            state.documentState = readOnlyMessage == nil ? .normal : .editingDisabled
             state.lastSaveError = nil
+            state.manifest = manifested?.manifest
+            state.formatStatus = manifested?.status
+            state.readOnlyMessage = readOnlyMessage
+            state.hasher = hasher
         }
     }
 
@@ -181,28 +310,61 @@ open class Document<Content: Sendable>: @unchecked Sendable {
     ///
     /// Edits made while the save runs stay unsaved changes. A failed save leaves the file on
     /// disk as it was and the edits in memory; ``documentState`` then contains `savingError`.
+    ///
+    /// With a ``format``, the save writes the manifest last, inside the new tree: an older
+    /// document is written in this app's version (the original is kept as a version, see
+    /// ``FormatStatus/keepsOriginalOnNextSave``), a newer one keeps its version and everything
+    /// this app doesn't understand.
+    ///
+    /// - Throws: ``DocumentKitError`` naming the file; `readOnlyDocument` for a document that
+    ///   may be read but not changed (nothing is written).
     public func save() async throws(DocumentKitError) {
         let url = fileURL
         let options = saveOptions
-        let snapshot = state.withLock { state -> (Content?, Int, FileWrapper?, Bool) in
-            (state.content, state.changeCount, state.tree, state.documentState.contains(.closed))
+        let format = self.format
+        let writer = self.writer
+        let snapshot = state.withLock { state -> (Content?, Int, Bool, String?) in
+            (state.content, state.changeCount, state.documentState.contains(.closed), state.readOnlyMessage)
         }
-        guard let content = snapshot.0, !snapshot.3 else {
+        guard let content = snapshot.0, !snapshot.2 else {
             throw DocumentKitError(.invalidArgument, operation: .save, path: url.path, detail: "The document is not open.")
         }
+        if let message = snapshot.3 {
+            throw DocumentKitError(.readOnlyDocument, operation: .save, path: url.path, originalIsIntact: true, detail: message)
+        }
         do {
-            let saved = try await perform { () throws(DocumentKitError) in
-                let tree: FileWrapper
-                do { tree = try self.fileWrapper(for: content, replacing: snapshot.2) } catch {
+            // The tree, manifest and digests of the previous save are read on the I/O queue, so
+            // that saves queued one after the other build on each other.
+            try await perform { () throws(DocumentKitError) in
+                var (previous, manifest, hasher) = self.state.withLock { ($0.tree, $0.manifest, $0.hasher) }
+                var tree: FileWrapper
+                do {
+                    if let format {
+                        var fields = manifest ?? format.makeManifest(writer: writer)
+                        tree = try self.fileWrapper(for: content, manifest: &fields, replacing: previous)
+                        (tree, fields) = try ManifestedPackage.prepareSave(
+                            tree, manifest: fields, format: format, writer: writer, path: url.path, hasher: &hasher)
+                        manifest = fields
+                    } else {
+                        tree = try self.fileWrapper(for: content, replacing: previous)
+                    }
+                } catch {
                     throw Self.wrap(error, operation: .save, path: url.path)
                 }
-                return try self.coordinated(writing: true) { () throws(DocumentKitError) in
+                let saved = try self.coordinated(writing: true) { () throws(DocumentKitError) in
                     try tree.write(to: url, options: options)
+                }
+                previous = saved
+                if let members = manifest?.members { hasher.rememberDigests(of: saved, members: members) }
+                self.state.withLock { state in
+                    state.tree = previous
+                    state.manifest = manifest
+                    state.hasher = hasher
+                    state.formatStatus?.keepsOriginalOnNextSave = false
                 }
             }
             state.withLock { state in
-                state.tree = saved
-                state.savedChangeCount = snapshot.1
+                state.savedChangeCount = max(state.savedChangeCount, snapshot.1)
                 state.documentState.remove(.savingError)
                 state.lastSaveError = nil
             }

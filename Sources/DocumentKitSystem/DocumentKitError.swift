@@ -52,13 +52,16 @@ public struct DocumentKitError: Error, Sendable, CustomStringConvertible {
         public static let incompletePackage = Code("incompletePackage")
         /// A registered migration step failed; the document in memory is as it was before it.
         public static let migrationFailed = Code("migrationFailed")
+        /// The document may be read but not changed by this app: a newer version of its format
+        /// wrote it and allows only newer writers (its `minWriterVersion`).
+        public static let readOnlyDocument = Code("readOnlyDocument")
         /// Any other failure; see ``DocumentKitError/errno``.
         public static let other = Code("other")
     }
 
     /// What was being done when the failure happened.
     public enum Operation: String, Sendable {
-        case read, save, open, close, recover, remove, move, create
+        case read, save, open, close, recover, remove, move, create, edit
     }
 
     /// What kind of failure this is.

@@ -244,7 +244,10 @@ public struct FileSystem: Sendable {
     }
 
     /// The names in a directory (without `.` and `..`), read from a duplicate of `fd`.
-    package func contentsOfDirectory(_ fd: CInt, name: String) throws(Errno) -> [String] {
+    ///
+    /// A name that is not valid UTF-8 comes with its invalid bytes replaced by U+FFFD (and so
+    /// names no item), unless `rejectingInvalidUTF8`: the listing then fails with `EILSEQ`.
+    package func contentsOfDirectory(_ fd: CInt, name: String, rejectingInvalidUTF8: Bool = false) throws(Errno) -> [String] {
         let copy = try perform(.listDirectory, name, { Glibc.fcntl(fd, F_DUPFD_CLOEXEC, 0) }, failed: { $0 < 0 })
         guard let stream = Glibc.fdopendir(copy) else {
             let error = Errno(rawValue: dk_errno())
@@ -262,8 +265,10 @@ public struct FileSystem: Sendable {
                 return names
             }
             let entryName = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+                let bytes = raw.baseAddress!.assumingMemoryBound(to: CChar.self)
+                return rejectingInvalidUTF8 ? String(validatingCString: bytes) : String(cString: bytes)
             }
+            guard let entryName else { throw .illegalByteSequence }
             if entryName != "." && entryName != ".." { names.append(entryName) }
         }
     }

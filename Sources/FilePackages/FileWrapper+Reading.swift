@@ -106,8 +106,14 @@ struct TreeReader {
 
     mutating func readDirectory(_ fd: CInt, at components: [String]) throws(DocumentKitError) -> [String: FileWrapper] {
         let names: [String]
-        do { names = try fileSystem.contentsOfDirectory(fd, name: root.path) } catch {
-            throw fail(error, components, "listing the folder")
+        do { names = try fileSystem.contentsOfDirectory(fd, name: root.path, rejectingInvalidUTF8: true) } catch {
+            guard error == .illegalByteSequence else { throw fail(error, components, "listing the folder") }
+            // Such a member has no name a tree can hold: a save would lose it. Refuse, and keep it.
+            let folder = components.isEmpty ? "the package" : "the folder “\(components.joined(separator: "/"))”"
+            throw DocumentKitError(
+                .corruptData, operation: .read, path: root.path, originalIsIntact: true,
+                detail: "A name in \(folder) is not valid UTF-8: a file tree can't hold it, and a save would lose that member. "
+                    + "Rename it (`ls -b` shows it).")
         }
         var children: [String: FileWrapper] = [:]
         children.reserveCapacity(names.count)

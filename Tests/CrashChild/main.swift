@@ -114,7 +114,7 @@ if FileManager.default.fileExists(atPath: url.path) {
 
 var k = start
 while true {
-    document.update { $0.k = k }
+    try document.update { $0.k = k }
     say("saving \(k)\n")
     do { try await document.save() } catch {
         fail("saving state \(k): \(error)")

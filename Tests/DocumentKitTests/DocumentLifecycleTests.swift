@@ -15,7 +15,7 @@ import Testing
         #expect(document.hasUnsavedChanges)
         try await document.save()
         #expect(!document.hasUnsavedChanges)
-        document.update { $0.text += " world" }
+        try document.update { $0.text += " world" }
         #expect(document.hasUnsavedChanges)
         try await document.close()
         #expect(document.documentState.contains(.closed))
@@ -28,11 +28,11 @@ import Testing
     func editsDuringSaveStayDirty() async throws {
         let document = TextPackageDocument(fileURL: url, content: TextContent(text: "v1"))
         try await document.save()
-        document.update { $0.text = "v2" }
+        try document.update { $0.text = "v2" }
         document.gate.close()
         let save = Task { try await document.save() }
         while !document.gate.hasWaiter { try await Task.sleep(for: .milliseconds(1)) }
-        document.update { $0.text = "v3" }  // while the save of "v2" is being written
+        try document.update { $0.text = "v3" }  // while the save of "v2" is being written
         document.gate.open()
         try await save.value
         #expect(document.hasUnsavedChanges)
@@ -48,7 +48,7 @@ import Testing
         try await TextPackageDocument(fileURL: url, content: TextContent(text: "on disk")).save()
         let faults = FaultInjector()
         let document = try await TextPackageDocument.open(at: url, saveOptions: SaveOptions(fileSystem: faults.fileSystem))
-        document.update { $0.text = "precious edit" }
+        try document.update { $0.text = "precious edit" }
         faults.fail(.synchronize, with: .noSpace, once: true)
         await #expect(throws: DocumentKitError.self) { try await document.save() }
         #expect(document.documentState.contains(.savingError))
@@ -87,11 +87,11 @@ import Testing
     func closeSavesOrDiscards() async throws {
         try await TextPackageDocument(fileURL: url, content: TextContent(text: "a")).save()
         let first = try await TextPackageDocument.open(at: url)
-        first.update { $0.text = "b" }
+        try first.update { $0.text = "b" }
         try await first.close()
         let second = try await TextPackageDocument.open(at: url)
         #expect(second.content.text == "b")
-        second.update { $0.text = "discarded" }
+        try second.update { $0.text = "discarded" }
         try await second.close(discardingChanges: true)
         #expect(try await TextPackageDocument.open(at: url).content.text == "b")
         await #expect(throws: DocumentKitError.self) { try await second.save() }
@@ -104,7 +104,7 @@ import Testing
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<200 {
                 group.addTask {
-                    document.update { $0.text += "\(index)," }
+                    try document.update { $0.text += "\(index)," }
                     if index % 20 == 0 { try await document.save() }
                 }
             }
@@ -122,7 +122,7 @@ import Testing
         let link = directory.appending("Link.pkg")
         try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: "Real.pkg")
         let document = try await TextPackageDocument.open(at: link)
-        document.update { $0.text = "through the link" }
+        try document.update { $0.text = "through the link" }
         try await document.save()
         let attributes = try FileManager.default.attributesOfItem(atPath: link.path)
         #expect(attributes[.type] as? FileAttributeType == .typeSymbolicLink)

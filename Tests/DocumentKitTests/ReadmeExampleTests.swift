@@ -34,7 +34,7 @@ private final class NoteDocument: Document<Note>, @unchecked Sendable {
         try Data("from a newer version".utf8).write(to: url.appendingPathComponent("extra.bin"))
 
         let document = try await NoteDocument.open(at: url)
-        document.update { $0.body += "\nBook the tram." }
+        try document.update { $0.body += "\nBook the tram." }
         try await document.save()
 
         let reopened = try await NoteDocument.open(at: url)

@@ -36,6 +36,34 @@ import Testing
         }
     }
 
+    @Test("a member whose name is not UTF-8 makes reading the package an error naming it, so that no save loses it")
+    func nonUTF8NameIsRefused() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.appending("Doc.pkg")
+        try samplePackage().write(to: url)
+        // A name no Swift string holds: the bytes FF FE, in the package and in a folder of it.
+        for folder in ["", "attachments/"] {
+            let path = Array((url.path + "/" + folder).utf8) + [0xFF, 0xFE, UInt8(ascii: "."), UInt8(ascii: "b"), 0]
+            let fd = path.withUnsafeBufferPointer { bytes in
+                bytes.baseAddress!.withMemoryRebound(to: CChar.self, capacity: bytes.count) { Glibc.open($0, O_CREAT | O_WRONLY, 0o644) }
+            }
+            #expect(fd >= 0)
+            Glibc.close(fd)
+            do {
+                _ = try FileWrapper(contentsOf: url)
+                Issue.record("read a package holding a name that is not UTF-8")
+            } catch {
+                #expect(error.code == .corruptData && error.description.contains(url.path))
+                #expect(error.description.contains("not valid UTF-8"))
+                #expect(error.description.contains(folder.isEmpty ? "in the package" : "in the folder “attachments”"))
+            }
+            let unlinked = path.withUnsafeBufferPointer { bytes in
+                bytes.baseAddress!.withMemoryRebound(to: CChar.self, capacity: bytes.count) { Glibc.unlink($0) }
+            }
+            #expect(unlinked == 0, "the member is still there")
+        }
+    }
+
     @Test("a member replaced by a symbolic link after a lazy read is not followed when it is read")
     func memberSwappedForLinkIsNotFollowed() throws {
         let dir = try TemporaryDirectory()

@@ -63,7 +63,8 @@ import Testing
         let details = try #require(try notes.json(["show", "Trip", "--json"]) as? [String: Any])
         #expect(details["title"] as? String == "Trip")
         #expect(details["body"] as? String == "Body text")
-        #expect(details["formatVersion"] as? Int == 1)
+        #expect(details["formatVersion"] as? Int == 3)
+        #expect(details["tags"] as? [String] == [] && details["readOnly"] as? Bool == false)
         #expect(UUID(uuidString: details["documentIdentifier"] as? String ?? "") != nil)
         #expect(details["modified"] is String && details["created"] is String && details["path"] is String)
     }

@@ -31,22 +31,24 @@ import Testing
         #expect(list.stderr.contains("bad.note"))
     }
 
-    @Test("a note from a newer format version is refused with the versions in the message")
+    @Test("a note from a newer format version that needs a newer reader is refused with the versions in the message")
     func newerFormat() throws {
         var manifest = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: badManifest)) as? [String: Any])
         manifest["formatVersion"] = 4
+        manifest["minReaderVersion"] = 4
+        manifest["minWriterVersion"] = 4
         try JSONSerialization.data(withJSONObject: manifest).write(to: badManifest)
         let result = try notes.run(["show", "bad"])
         #expect(result.status == 65)
-        #expect(result.stderr.contains("format 4, this app reads up to 1"))
+        #expect(result.stderr.contains("format 4, this app reads up to 3"))
     }
 
-    @Test("a missing body is bad data, not a crash")
+    @Test("a missing body is bad data (an incomplete package), not a crash")
     func missingBody() throws {
-        try FileManager.default.removeItem(at: notes.library.appendingPathComponent("bad.note/body.md"))
+        try FileManager.default.removeItem(at: notes.library.appendingPathComponent("bad.note/body.json"))
         let result = try notes.run(["show", "bad"])
         #expect(result.status == 65)
-        #expect(result.stderr.contains("body.md"))
+        #expect(result.stderr.contains("body.json") && result.stderr.contains("0 of 1 members match"))
     }
 
     @Test("fields and members this version does not know survive an edit")

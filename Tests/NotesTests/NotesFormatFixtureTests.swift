@@ -4,9 +4,7 @@ import Testing
 
 /// The frozen fixtures of `Formats/notes/` open with today's `notes`.
 @Suite struct NotesFormatFixtureTests {
-    static let fixtures = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Formats/notes/v1/fixtures")
+    static let fixtures = NotesRunner.formats.appendingPathComponent("v1/fixtures")
 
     let directory: TemporaryDirectory
     let notes: NotesRunner

@@ -3,6 +3,11 @@ import Testing
 
 /// Runs the built `notes` executable, as a user would.
 struct NotesRunner {
+    /// `Formats/notes` in the repository: the notes format's specifications and fixtures.
+    static let formats = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Formats/notes")
+
     struct Result {
         var status: Int32
         var stdout: String

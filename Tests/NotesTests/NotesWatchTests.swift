@@ -67,9 +67,9 @@ import Testing
         lines = await watcher.wait(for: 2)
         #expect(lines.last?["event"] == "changed" && lines.last?["title"] == "Existing", "\(lines)")
 
-        // An uncoordinated writer: a shell command touching a member of the package.
-        let body = notes.library.appendingPathComponent("existing.note/body.md").path
-        try shellCommand("echo three >> '\(body)'")
+        // An uncoordinated writer: a shell command writing a file in the package.
+        let scratch = notes.library.appendingPathComponent("existing.note/scratch.txt").path
+        try shellCommand("echo three >> '\(scratch)'")
         lines = await watcher.wait(for: 3)
         #expect(lines.count == 3 && lines.last?["event"] == "changed", "\(lines)")
 

@@ -27,8 +27,12 @@ struct Attach: AsyncParsableCommand {
                 added[url.lastPathComponent] = wrapper
             }
             let attachments = added
+            let now = Date()
             let note = try await library.edit(entry.url, title: title) { note in
-                for (name, wrapper) in attachments { note.attachments[name] = wrapper }
+                for (name, wrapper) in attachments {
+                    note.attachments[name] = wrapper
+                    note.attachmentInfo[name] = AttachmentInfo(attaching: name, at: now)  // kept from format 2 on
+                }
             }
             print("Attached \(added.keys.sorted().joined(separator: ", ")) to “\(note.title)”")
         }

@@ -7,21 +7,35 @@ struct New: AsyncParsableCommand {
     @OptionGroup var options: LibraryOptions
     @Argument(help: "The title.") var title: String
     @Option(help: "The body (`-` reads standard input).") var body: String?
+    @Option(name: .customLong("tag"), help: "A tag (repeat for more; format 2 and later).") var tags: [String] = []
 
     func run() async throws {
         try await runReportingErrors {
             let trimmed = title.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !trimmed.isEmpty else { throw NotesError(.usage, "a note needs a title") }
             let library = try options.notesLibrary
+            try checkTagsAreSupported(tags, by: library)
             let existing = try await library.entries()
             if existing.contains(where: { $0.note.title == trimmed }) {
                 throw NotesError(.cantCreate, "“\(trimmed)”: a note with this title exists already")
             }
             let url = library.newPackageURL(for: trimmed)
-            let document = NoteDocument(
-                fileURL: url, content: Note(title: trimmed, body: body.map(text(from:)) ?? ""), coordinator: library.coordinator)
+            var note = Note(title: trimmed, body: body.map(text(from:)) ?? "")
+            for tag in tags { note.addTag(tag) }
+            let document = library.newDocument(at: url, note: note)
             do throws(DocumentKitError) { try await document.save() } catch { throw NotesError(error, note: trimmed) }
             print(url.path)
         }
+    }
+}
+
+/// Tags arrived with format 2: a usage error for the reader of format 1.
+func checkTagsAreSupported(_ tags: [String], by library: NotesLibrary) throws {
+    guard !tags.isEmpty else { return }
+    guard library.readerVersion >= 2 else {
+        throw NotesError(.usage, "tags need format 2 or later; this app runs as the reader of format \(library.readerVersion)")
+    }
+    if let bad = tags.first(where: { $0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }) {
+        throw NotesError(.usage, "“\(bad)” is not a tag: a tag needs a letter or a digit")
     }
 }

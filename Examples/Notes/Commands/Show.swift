@@ -9,9 +9,16 @@ struct NoteDetails: Encodable {
     let modified: Date
     let created: Date
     let documentIdentifier: String
+    /// The format version of the note on disk.
     let formatVersion: Int
+    /// Whether this version of the app may only read the note.
+    let readOnly: Bool
     let body: String
     let attachments: [String]
+    /// From format 2 on; absent when the app runs as the reader of format 1.
+    let tags: [String]?
+    /// From format 2 on: each attachment's media type and when it was added.
+    let attachmentInfo: [String: AttachmentInfo]?
 }
 
 struct Show: AsyncParsableCommand {
@@ -22,14 +29,20 @@ struct Show: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let entry = try await options.notesLibrary.find(title)
+            let library = try options.notesLibrary
+            let entry = try await library.find(title)
             let note = entry.note
             if json {
+                let status = entry.document.formatStatus
+                let knowsTags = library.readerVersion >= 2
                 try printJSON(
                     NoteDetails(
                         title: note.title, path: entry.url.path, modified: entry.modified, created: note.created,
-                        documentIdentifier: note.documentIdentifier.uuidString, formatVersion: NoteFormat.version,
-                        body: note.body, attachments: note.attachments.keys.sorted()))
+                        documentIdentifier: note.documentIdentifier.uuidString,
+                        formatVersion: status?.manifestOnDisk.formatVersion ?? library.readerVersion,
+                        readOnly: status?.isReadOnly ?? false, body: note.body, attachments: note.attachments.keys.sorted(),
+                        tags: knowsTags ? note.tags : nil,
+                        attachmentInfo: knowsTags ? note.attachmentInfo.filter { note.attachments[$0.key] != nil } : nil))
             } else {
                 print(note.body, terminator: note.body.hasSuffix("\n") || note.body.isEmpty ? "" : "\n")
             }

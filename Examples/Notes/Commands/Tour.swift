@@ -46,7 +46,8 @@ struct TourGuide {
             try await document.save()
         }
         let trip = library.url.appendingPathComponent("trip-to-lisbon.note")
-        say("Created 3 notes. Each is a folder holding Info.json (the manifest) and body.md:")
+        say("Created 3 notes. Each is a folder holding Info.json (the manifest: format, version, the size and")
+        say("SHA-256 of every member) and \(NoteFormat.blocksName) (the body, as blocks):")
         for name in try listing(library.url) { say("  \(name)") }
         say("A save builds the new package beside the old one (.<name>.dk-new-…), flushes it, and swaps")
         say("it in with one renameat2(RENAME_EXCHANGE): a crash at any instant leaves the old note or the new, whole.")
@@ -55,19 +56,20 @@ struct TourGuide {
         let photo = library.url.appendingPathComponent("photo.jpg")
         try Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }).write(to: photo)
         let document = try await NoteDocument.open(at: trip, coordinator: library.coordinator)
-        document.update { $0.attachments["photo.jpg"] = try? FileWrapper(contentsOf: photo) }
+        try document.update { $0.attachments["photo.jpg"] = try? FileWrapper(contentsOf: photo) }
         try await document.save()
         try FileManager.default.removeItem(at: photo)
         let before = try FileWrapper(contentsOf: trip)
-        document.update { $0.appendLine("Book the tram to Belém.") }
+        try document.update { $0.appendLine("Book the tram to Belém.") }
         try await document.save()
         let after = try FileWrapper(contentsOf: trip)
-        for member in ["attachments/photo.jpg", "Info.json", "body.md"] {
+        for member in ["attachments/photo.jpg", "Info.json", NoteFormat.blocksName] {
             let old = before.fileWrapper(atPath: member)?.fileIdentity?.inode ?? 0
             let new = after.fileWrapper(atPath: member)?.fileIdentity?.inode ?? 0
             say("\(member.padding(toLength: 22, withPad: " ", startingAt: 0)) inode \(old) → \(new)  \(old == new ? "(same file: linked)" : "(rewritten)")")
         }
-        say("Editing the body rewrote body.md only; the 1 MiB photo was linked into the new package.")
+        say("Editing the body rewrote \(NoteFormat.blocksName) and the manifest (its record of the body changed);")
+        say("the 1 MiB photo was linked into the new package, and its digest was not computed again.")
 
         heading(3, "A crash leaves litter, never a broken note")
         let litter = library.url.appendingPathComponent(".trip-to-lisbon.note.dk-new-\(TemporaryName.randomSuffix())")
@@ -101,9 +103,18 @@ struct TourGuide {
         say("(The tour put the manifest back.) A save that fails — disk full, I/O error — leaves the note on")
         say("disk as it was and the edits in memory, and says which step failed on which file.")
 
-        heading(6, "What is linked in")
+        heading(6, "Every note says which versions may read and change it")
+        let manifest = try DocumentManifest(
+            package: try FileWrapper(contentsOf: trip), manifestName: NoteFormat.manifestName, packagePath: trip.path)
+        say("trip-to-lisbon.note is in format \(manifest.formatIdentifier) \(manifest.formatVersion), readable by versions")
+        say("\(manifest.minimumReaderVersion) and later, changeable by \(manifest.minimumWriterVersion) and later, written by \(manifest.writer.name) \(manifest.writer.version).")
+        say("An older note is upgraded in memory and written in the new format at its next save (`notes migrate`")
+        say("does it now); a newer one opens read-write, read-only or not at all, as its manifest says; a note a")
+        say("sync delivered half-way is refused (\"2 of 3 members match\"). `notes check` reports all of it.")
+
+        heading(7, "What is linked in")
         say("Archives: \(LibArchive.version) (export and import arrive in a later release).")
-        say("Try: notes --help, notes new \"Title\" --body -, notes list --json, notes show \"Title\" --json.")
+        say("Try: notes --help, notes new \"Title\" --body -, notes list --json, notes show \"Title\" --json, notes check.")
     }
 
     /// Leaves the state a crash between the fallback swap's two renames leaves, then opens the note.
@@ -111,7 +122,14 @@ struct TourGuide {
         let ideas = library.url.appendingPathComponent("ideas.note")
         let tree = try FileWrapper(contentsOf: ideas)
         var updated = tree
-        updated["body.md"] = FileWrapper(regularFileWithContents: Data("Written by the interrupted save.\n".utf8))
+        // A complete package, as a real save writes it: the new body, and a manifest recording it.
+        updated[NoteFormat.blocksName] = FileWrapper(
+            regularFileWithContents: try NoteBody(text: "Written by the interrupted save.\n").jsonData())
+        var manifest = try DocumentManifest(package: tree, manifestName: NoteFormat.manifestName, packagePath: ideas.path)
+        var hasher = MemberHasher()
+        manifest.members = try hasher.memberRecords(
+            of: updated, manifestName: NoteFormat.manifestName, previous: manifest.members, packagePath: ideas.path)
+        updated[NoteFormat.manifestName] = FileWrapper(regularFileWithContents: try manifest.jsonData())
         let newName = TemporaryName.make(for: "ideas.note", purpose: "new")
         let oldName = TemporaryName.make(for: "ideas.note", purpose: "old")
         try updated.write(to: library.url.appendingPathComponent(newName), options: SaveOptions(durability: .consistent))

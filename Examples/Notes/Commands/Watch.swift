@@ -43,7 +43,7 @@ struct Watch: AsyncParsableCommand {
     {
         func isNote(_ url: URL) -> Bool { url.pathExtension == NoteFormat.packageExtension && !url.lastPathComponent.hasPrefix(".") }
         func currentTitle(_ url: URL) async -> String? {
-            let title = try? await NoteDocument.open(at: url, coordinator: library.coordinator).content.title
+            let title = try? await library.open(url).content.title
             if let title { titles[url.standardizedFileURL.path] = title }
             return title ?? titles[url.standardizedFileURL.path]
         }

@@ -2,10 +2,12 @@ import DocumentKit
 import Foundation
 
 /// A folder of notes, each a `<slug>.note` package. Every read and write of a note is
-/// coordinated with other processes (see `FileCoordinator`).
+/// coordinated with other processes (see `FileCoordinator`), and every note is read and written
+/// as format `readerVersion`.
 struct NotesLibrary {
     let url: URL
     let coordinator: FileCoordinator
+    var readerVersion = NoteFormat.currentVersion
 
     /// The coordinator of this user's processes, for which `.note` folders are packages.
     static func makeCoordinator() throws -> FileCoordinator {
@@ -29,6 +31,18 @@ struct NotesLibrary {
         }
     }
 
+    /// Opens the note at `url`, as format `readerVersion`.
+    func open(_ url: URL) async throws(DocumentKitError) -> NoteDocument {
+        let document = NoteDocument(fileURL: url, readerVersion: readerVersion, coordinator: coordinator)
+        try await document.open()
+        return document
+    }
+
+    /// A new note at `url`, not saved yet, in format `readerVersion`.
+    func newDocument(at url: URL, note: Note) -> NoteDocument {
+        NoteDocument(fileURL: url, content: note, readerVersion: readerVersion, coordinator: coordinator)
+    }
+
     /// The packages in the library, sorted by name.
     func packageURLs() throws -> [URL] {
         var isDirectory: ObjCBool = false
@@ -48,8 +62,7 @@ struct NotesLibrary {
         var result: [Entry] = []
         for packageURL in try packageURLs() {
             do {
-                let document = try await NoteDocument.open(at: packageURL, coordinator: coordinator)
-                result.append(Entry(url: packageURL, document: document))
+                result.append(Entry(url: packageURL, document: try await open(packageURL)))
             } catch {
                 problem(packageURL, error)
             }
@@ -68,12 +81,24 @@ struct NotesLibrary {
         if matches.count > 1 {
             throw NotesError(.usage, "“\(title)”: \(matches.count) notes have this title: \(matches.map(\.url.lastPathComponent).joined(separator: ", "))")
         }
-        let byName = title.hasSuffix(".note") ? title : Self.slug(for: title) + ".note"
+        let byName = Self.packageName(for: title)
         if let entry = all.first(where: { $0.url.lastPathComponent == byName }) { return entry }
         if let failure = failures.first(where: { $0.0.lastPathComponent == byName }) {
             throw NotesError(failure.1, note: title)
         }
-        throw NotesError(.noSuchNote, "“\(title)”: no such note in \(url.path)")
+        let unread = failures.isEmpty ? "" : " (\(failures.count) of its notes could not be read: `notes check` says why)"
+        throw NotesError(.noSuchNote, "“\(title)”: no such note in \(url.path)\(unread)")
+    }
+
+    /// The packages `title` names (by title or package name, readable or not), or every package
+    /// when `title` is nil: what `check` and `migrate` work on.
+    func select(_ title: String?) async throws -> [URL] {
+        guard let title else { return try packageURLs() }
+        do { return [try await find(title).url] } catch {
+            let byName = Self.packageName(for: title)
+            if let url = try packageURLs().first(where: { $0.lastPathComponent == byName }) { return [url] }
+            throw error
+        }
     }
 
     /// Changes the note at `url` under one coordinated write: the note is read again under the
@@ -81,14 +106,23 @@ struct NotesLibrary {
     func edit(_ url: URL, title: String, _ change: @escaping @Sendable (inout Note) -> Void) async throws -> Note {
         try await coordinator.coordinate(with: [.writingIntent(with: url)]) { _ in
             do throws(DocumentKitError) {
-                let document = try await NoteDocument.open(at: url, coordinator: coordinator)
-                document.update(change)
+                let document = try await open(url)
+                try document.update(change)
                 try await document.close()
+                if let status = document.formatStatus, let from = status.migratedFromFormatVersion {
+                    warn(Self.upgradeNotice(title: document.content.title, from: from, to: readerVersion))
+                }
                 return document.content
             } catch {
                 throw NotesError(error, note: title)
             }
         }
+    }
+
+    /// What a save that upgraded a note says: the original is not kept yet.
+    static func upgradeNotice(title: String, from: Int, to: Int) -> String {
+        "“\(title)” is now in format \(to) (it was in format \(from)). The format-\(from) original is not kept: "
+            + "keeping it as a version of the note arrives with the version store (issue #5)."
     }
 
     /// A free package URL for a new note titled `title`.
@@ -103,6 +137,11 @@ struct NotesLibrary {
         return url.appendingPathComponent(candidate + ".note", isDirectory: true)
     }
 
+    /// The package name `title` stands for: itself if it ends in `.note`, else its slug's.
+    static func packageName(for title: String) -> String {
+        title.hasSuffix("." + NoteFormat.packageExtension) ? title : slug(for: title) + "." + NoteFormat.packageExtension
+    }
+
     /// `My Trip!` → `my-trip`: lower-case letters and digits, dashes between words.
     static func slug(for title: String) -> String {
         var slug = ""
@@ -114,4 +153,9 @@ struct NotesLibrary {
         slug = String(slug.prefix(64))
         return slug.isEmpty ? "note" : slug
     }
+}
+
+/// Writes `message` on stderr as a line of its own, prefixed by `notes: `.
+func warn(_ message: String) {
+    FileHandle.standardError.write(Data("notes: \(message)\n".utf8))
 }

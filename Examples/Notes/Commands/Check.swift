@@ -1,0 +1,155 @@
+import ArgumentParser
+import DocumentKit
+import Foundation
+
+/// What `notes check` found about one note (one element of `notes check --json`).
+struct NoteCheck: Encodable {
+    /// How the note opens for this version of the app.
+    enum Outcome: String, Encodable {
+        case readWrite = "read-write"
+        case readWritePreservingUnknown = "read-write-preserving-unknown"
+        case readOnly = "read-only"
+        case migrated
+        case refused
+    }
+
+    /// The members as the manifest lists them.
+    struct Members: Encodable {
+        /// Nil when the manifest doesn't record members (notes written before format 2's app).
+        let listed: Int?
+        let matching: Int
+        /// Files the manifest doesn't list, such as a sync engine's conflict copies.
+        let unlisted: [String]
+    }
+
+    let package: String
+    let path: String
+    let title: String?
+    let outcome: Outcome
+    /// For `migrated`: the version the note is upgraded to in memory (and written in by `notes migrate`).
+    let migratedTo: Int?
+    /// What the outcome means, or the error that refused the note.
+    let message: String
+    /// The error's code, for `refused`.
+    let problem: String?
+    /// The format version on disk, when the manifest could be read.
+    let formatVersion: Int?
+    let minReaderVersion: Int?
+    let minWriterVersion: Int?
+    let writer: String?
+    /// Manifest fields, optional features and migrations this version doesn't know, kept by its saves.
+    let unrecognizedFields: [String]?
+    let unrecognizedFeatures: [String]?
+    let unrecognizedMigrations: [String]?
+    /// The migration steps an open runs in memory.
+    let migrationSteps: [String]?
+    let members: Members?
+
+    /// Whether the note can't be opened by this version.
+    var isWrong: Bool { outcome == .refused }
+}
+
+struct Check: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check notes: their format and version, manifest and members.",
+        discussion: """
+            For every note (or the one named): how this version opens it (read-write, read-write keeping \
+            what it does not understand, read-only, upgraded from an older format, or refused and why), the \
+            manifest's versions and writer, and whether its members match the manifest. Nothing is written. \
+            (Checking the version store arrives with it, issue #5.)
+            Exit status: 0 if every note opens, 65 if one is damaged, incomplete or too new.
+            """)
+    @OptionGroup var options: LibraryOptions
+    @Argument(help: "Only this note (its title or package name).") var title: String?
+    @Flag(help: "Print JSON: an array of checks.") var json = false
+
+    func run() async throws {
+        try await runReportingErrors {
+            let library = try options.notesLibrary
+            var checks: [NoteCheck] = []
+            for url in try await library.select(title) { checks.append(await Self.check(url, in: library)) }
+            if json {
+                try printJSON(checks)
+            } else {
+                for check in checks { print(Self.line(for: check)) }
+            }
+            if checks.contains(where: \.isWrong) { throw ExitCode(NotesError.Status.badData.rawValue) }
+        }
+    }
+
+    /// Opens the note at `url` as the library's reader version, and says what happened.
+    static func check(_ url: URL, in library: NotesLibrary) async -> NoteCheck {
+        do {
+            let document = try await library.open(url)
+            let status = document.formatStatus
+            return NoteCheck(url: url, title: document.content.title, status: status, readerVersion: library.readerVersion)
+        } catch {
+            return NoteCheck(url: url, refusedWith: error, manifest: manifest(at: url))
+        }
+    }
+
+    /// The manifest of the package at `url`, if it can be read (for a note that was refused).
+    private static func manifest(at url: URL) -> DocumentManifest? {
+        guard let tree = try? FileWrapper(contentsOf: url) else { return nil }
+        return try? DocumentManifest(package: tree, manifestName: NoteFormat.manifestName, packagePath: url.path)
+    }
+
+    static func line(for check: NoteCheck) -> String {
+        var text = "\(check.package): \(check.outcome.rawValue)"
+        if let title = check.title { text += " “\(title)”" }
+        if let version = check.formatVersion, let writer = check.writer {
+            text += ", format \(version) (readable from \(check.minReaderVersion ?? version), changeable from "
+                + "\(check.minWriterVersion ?? version); written by \(writer))"
+        }
+        if let members = check.members {
+            text += members.listed.map { ", \(members.matching) of \($0) members match" } ?? ", members not recorded"
+            if !members.unlisted.isEmpty { text += ", unlisted: \(members.unlisted.joined(separator: ", "))" }
+        }
+        return text + "\n    " + check.message
+    }
+}
+
+extension NoteCheck {
+    /// A note that opened.
+    init(url: URL, title: String, status: FormatStatus?, readerVersion: Int) {
+        var outcome = Outcome.readWrite
+        var unrecognized: UnrecognizedContent?
+        switch status?.compatibility {
+        case .readWritePreservingUnknown(let content)?:
+            outcome = .readWritePreservingUnknown
+            unrecognized = content
+        case .readOnly?: outcome = .readOnly
+        case .needsMigration?: outcome = .migrated
+        case .readWrite?, .refused?, nil: break
+        }
+        let manifest = status?.manifestOnDisk
+        let verification = status?.verification
+        var message = status?.message ?? ""
+        if outcome == .migrated, let status {
+            let steps = status.migrationSteps.isEmpty ? "" : " through \(status.migrationSteps.joined(separator: ", "))"
+            message = "It is in format \(status.manifestOnDisk.formatVersion): it opens upgraded in memory to format "
+                + "\(readerVersion)\(steps), and is written in format \(readerVersion) at its next save (`notes migrate` "
+                + "saves it now). Keeping the original as a version arrives with the version store (issue #5)."
+        }
+        self.init(
+            package: url.lastPathComponent, path: url.path, title: title, outcome: outcome,
+            migratedTo: outcome == .migrated ? readerVersion : nil, message: message, problem: nil,
+            formatVersion: manifest?.formatVersion, minReaderVersion: manifest?.minimumReaderVersion,
+            minWriterVersion: manifest?.minimumWriterVersion, writer: manifest.map { "\($0.writer.name) \($0.writer.version)" },
+            unrecognizedFields: unrecognized?.fields, unrecognizedFeatures: unrecognized?.optionalFeatures,
+            unrecognizedMigrations: unrecognized?.migrations, migrationSteps: status?.migrationSteps,
+            members: verification.map {
+                Members(listed: $0.hasMemberList ? $0.listedCount : nil, matching: $0.matchingCount, unlisted: $0.unlistedMembers)
+            })
+    }
+
+    /// A note that was refused, with its manifest if that could be read.
+    init(url: URL, refusedWith error: DocumentKitError, manifest: DocumentManifest?) {
+        self.init(
+            package: url.lastPathComponent, path: url.path, title: manifest?.additionalFields["title"]?.stringValue,
+            outcome: .refused, migratedTo: nil, message: error.description, problem: error.code.name,
+            formatVersion: manifest?.formatVersion, minReaderVersion: manifest?.minimumReaderVersion,
+            minWriterVersion: manifest?.minimumWriterVersion, writer: manifest.map { "\($0.writer.name) \($0.writer.version)" },
+            unrecognizedFields: nil, unrecognizedFeatures: nil, unrecognizedMigrations: nil, migrationSteps: nil, members: nil)
+    }
+}

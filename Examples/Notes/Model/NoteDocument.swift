@@ -1,0 +1,44 @@
+import DocumentKit
+import Foundation
+
+/// A note on disk, read and written as format `readerVersion` (`NoteFormat`): the document
+/// applies the format's rules when it opens (migrating older notes, refusing or opening
+/// read-only newer ones) and writes the manifest at every save.
+final class NoteDocument: Document<Note>, @unchecked Sendable {
+    /// The format version this document reads and writes.
+    let readerVersion: Int
+
+    /// A note of the current format, not read yet.
+    required init(fileURL: URL, saveOptions: SaveOptions = SaveOptions(), coordinator: FileCoordinator? = nil) {
+        readerVersion = NoteFormat.currentVersion
+        super.init(fileURL: fileURL, saveOptions: saveOptions, coordinator: coordinator)
+    }
+
+    /// A note not read yet, read and written as format `readerVersion`: call `open()`.
+    init(fileURL: URL, readerVersion: Int, coordinator: FileCoordinator? = nil) {
+        self.readerVersion = readerVersion
+        super.init(fileURL: fileURL, coordinator: coordinator)
+    }
+
+    /// A new note, not saved yet, written as format `readerVersion`.
+    init(fileURL: URL, content: Note, readerVersion: Int = NoteFormat.currentVersion, coordinator: FileCoordinator? = nil) {
+        self.readerVersion = readerVersion
+        super.init(fileURL: fileURL, content: content, coordinator: coordinator)
+    }
+
+    override var format: FormatDescription? { NoteFormat.description(version: readerVersion) }
+
+    override var writer: DocumentManifest.Writer {
+        DocumentManifest.Writer(name: "notes", version: NoteFormat.appVersion(for: readerVersion))
+    }
+
+    override func read(from fileWrapper: FileWrapper, manifest: DocumentManifest) throws -> Note {
+        try NoteCoding(version: readerVersion).decode(fileWrapper, manifest: manifest)
+    }
+
+    override func fileWrapper(
+        for note: Note, manifest: inout DocumentManifest, replacing previous: FileWrapper?
+    ) throws -> FileWrapper {
+        try NoteCoding(version: readerVersion).encode(note, manifest: &manifest, replacing: previous)
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+
+/// The steps a ``Document`` with a ``FormatDescription`` takes around the subclass's reading and
+/// writing: the rules of `Formats/manifest/v1/SPEC.md` on open, the manifest and member records
+/// on save. Values in, values out: the document keeps the results.
+enum ManifestedPackage {
+    /// A package read and checked, migrated in memory if it was older.
+    struct Opened {
+        var tree: FileWrapper
+        var manifest: DocumentManifest
+        var status: FormatStatus
+    }
+
+    /// Reads the manifest of `tree` and applies the rules, in order: malformed manifest, another
+    /// format, a newer reader needed or an unknown required feature (refused), an incomplete
+    /// package (refused), an older version (migrated in memory).
+    ///
+    /// - Parameter hasher: The document's hasher; it learns the digests of the members it checks.
+    /// - Throws: ``DocumentKitError``: `corruptData` (malformed manifest, naming it and the
+    ///   problem), `unsupportedFormat`, `newerFormat`, `incompletePackage` ("3 of 5 members
+    ///   match"), `migrationFailed`, or the system's error reading a member.
+    static func open(
+        _ tree: FileWrapper, format: FormatDescription, path: String, hasher: inout MemberHasher
+    ) throws(DocumentKitError) -> Opened {
+        let manifest = try DocumentManifest(package: tree, manifestName: format.manifestName, packagePath: path)
+        let compatibility = format.compatibility(of: manifest, at: path)
+        if case .refused(let error) = compatibility { throw error }
+        let verification = try hasher.verify(tree, against: manifest, manifestName: format.manifestName, packagePath: path)
+        try verification.checkComplete()
+        var document = MigratingDocument(fileWrapper: tree, manifest: manifest)
+        if case .needsMigration = compatibility { try format.migrate(&document, at: path) }
+        let applied = Set(manifest.appliedMigrations)
+        let status = FormatStatus(
+            manifestOnDisk: manifest, compatibility: compatibility, verification: verification,
+            migrationSteps: document.manifest.appliedMigrations.filter { !applied.contains($0) },
+            migratedFromFormatVersion: document.originalFormatVersion,
+            keepsOriginalOnNextSave: document.keepsOriginalOnNextSave)
+        return Opened(tree: document.fileWrapper, manifest: document.manifest, status: status)
+    }
+
+    /// Completes the tree of a save: records the writer and every member in the manifest (members
+    /// unchanged since they were read or saved are known by their file's identity, not read
+    /// again), then puts the manifest into the tree, last. A manifest whose bytes did not change
+    /// keeps its file, so that the save links it.
+    ///
+    /// Fields, optional features, migrations and record keys the app doesn't know are in
+    /// `manifest` as they were read, and are written back byte for byte.
+    ///
+    /// - Throws: ``DocumentKitError``: `invalidArgument` if the tree is not a package or the
+    ///   manifest breaks the specification; the system's error reading a member.
+    static func prepareSave(
+        _ tree: FileWrapper, manifest: DocumentManifest, format: FormatDescription, writer: DocumentManifest.Writer,
+        path: String, hasher: inout MemberHasher
+    ) throws(DocumentKitError) -> (tree: FileWrapper, manifest: DocumentManifest) {
+        guard tree.isDirectory else {
+            throw DocumentKitError(
+                .invalidArgument, operation: .save, path: path,
+                detail: "A document with the format “\(format.identifier)” is a package: the tree to save is a \(tree.kind).")
+        }
+        var manifest = manifest
+        manifest.writer.name = writer.name
+        manifest.writer.version = writer.version
+        manifest.writer.additionalFields.merge(writer.additionalFields) { _, new in new }
+        manifest.members = try hasher.memberRecords(
+            of: tree, manifestName: format.manifestName, previous: manifest.members, packagePath: path)
+        let data: Data
+        do { data = try manifest.jsonData() } catch {
+            var error = error
+            error.path = path
+            throw error
+        }
+        var tree = tree
+        if (try? tree[format.manifestName]?.regularFileContents) != data {
+            tree[format.manifestName] = FileWrapper(regularFileWithContents: data)
+        }
+        return (tree, manifest)
+    }
+}
