@@ -24,32 +24,40 @@ struct MovedWhileWaitingTests {
         #expect(text == "contents")
     }
 
-    /// A child holds a write of `held`; while this process waits to read `read`, `mv` (a
-    /// program that does not coordinate) renames `from` to `to`; then the child lets go.
-    func readWhileRenamedByMv(_ fixture: Fixture, held: String, read: String, from: String, to: String) async throws
+    /// A child holds a write of `held`; while this process waits to read `read`, `move` runs
+    /// (a program that does not coordinate moving something); then the child lets go.
+    func readWhileMoved(_ fixture: Fixture, held: String, read: String, move: () throws -> Void) async throws
         -> (url: URL, text: String, deleted: Bool)
     {
         let holder = try fixture.hold("write", fixture.url(held).path, milliseconds: 30_000)
         try #require(await holder.wait(for: "granted", timeout: .seconds(20)) != nil, "\(holder.errorOutput)")
         let reader = Task {
             try await fixture.coordinator.coordinate(with: [.readingIntent(with: fixture.url(read))], timeout: .seconds(20)) { intents in
-                (intents[0].url, try String(contentsOf: intents[0].url, encoding: .utf8), intents[0].itemWasDeletedWhileWaiting)
+                let url = intents[0].url
+                return (url, (try? String(contentsOf: url, encoding: .utf8)) ?? "", intents[0].itemWasDeletedWhileWaiting)
             }
         }
         try await Task.sleep(for: .milliseconds(200))  // the reader is waiting now
-        let mv = try Process.run(URL(fileURLWithPath: "/bin/mv"), arguments: [fixture.url(from).path, fixture.url(to).path])
-        mv.waitUntilExit()
-        #expect(mv.terminationStatus == 0)
+        try move()
         holder.release()
         let (url, text, deleted) = try await reader.value
         return (url, text, deleted)
+    }
+
+    /// `/bin/mv from to`, in the item folder.
+    func mv(_ fixture: Fixture, _ from: String, _ to: String) throws {
+        let mv = try Process.run(URL(fileURLWithPath: "/bin/mv"), arguments: [fixture.url(from).path, fixture.url(to).path])
+        mv.waitUntilExit()
+        #expect(mv.terminationStatus == 0)
     }
 
     @Test("a file renamed by plain mv while we waited: the accessor gets its new URL")
     func followsUnannouncedRename() async throws {
         let fixture = try Fixture()
         try fixture.makeFile("notes/old.txt", "contents")
-        let seen = try await readWhileRenamedByMv(fixture, held: "notes/old.txt", read: "notes/old.txt", from: "notes/old.txt", to: "notes/new.txt")
+        let seen = try await readWhileMoved(fixture, held: "notes/old.txt", read: "notes/old.txt") {
+            try mv(fixture, "notes/old.txt", "notes/new.txt")
+        }
         #expect(seen.url.standardizedFileURL == fixture.url("notes/new.txt").standardizedFileURL)
         #expect(seen.text == "contents")
         #expect(!seen.deleted)
@@ -59,7 +67,7 @@ struct MovedWhileWaitingTests {
     func followsUnannouncedPackageRename() async throws {
         let fixture = try Fixture()
         try fixture.makeFile("Trip.pkg/body.md", "body")
-        let seen = try await readWhileRenamedByMv(fixture, held: "Trip.pkg", read: "Trip.pkg/body.md", from: "Trip.pkg", to: "Voyage.pkg")
+        let seen = try await readWhileMoved(fixture, held: "Trip.pkg", read: "Trip.pkg/body.md") { try mv(fixture, "Trip.pkg", "Voyage.pkg") }
         #expect(seen.url.standardizedFileURL == fixture.url("Voyage.pkg/body.md").standardizedFileURL)
         #expect(seen.text == "body")
         #expect(!seen.deleted)
@@ -70,17 +78,9 @@ struct MovedWhileWaitingTests {
         let fixture = try Fixture()
         try fixture.makeFile("a/doc.txt", "contents")
         try fixture.makeFolder("b")
-        let holder = try fixture.hold("write", fixture.url("a/doc.txt").path, milliseconds: 30_000)
-        try #require(await holder.wait(for: "granted", timeout: .seconds(20)) != nil, "\(holder.errorOutput)")
-        let reader = Task {
-            try await fixture.coordinator.coordinate(with: [.readingIntent(with: fixture.url("a/doc.txt"))], timeout: .seconds(20)) {
-                ($0[0].url, $0[0].itemWasDeletedWhileWaiting)
-            }
+        let (url, _, deleted) = try await readWhileMoved(fixture, held: "a/doc.txt", read: "a/doc.txt") {
+            try mv(fixture, "a/doc.txt", "b/doc.txt")
         }
-        try await Task.sleep(for: .milliseconds(200))
-        try FileManager.default.moveItem(at: fixture.url("a/doc.txt"), to: fixture.url("b/doc.txt"))
-        holder.release()
-        let (url, deleted) = try await reader.value
         #expect(url.standardizedFileURL == fixture.url("a/doc.txt").standardizedFileURL)
         #expect(deleted)
     }
