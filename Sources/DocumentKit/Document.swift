@@ -312,8 +312,9 @@ open class Document<Content: Sendable>: @unchecked Sendable {
     /// disk as it was and the edits in memory; ``documentState`` then contains `savingError`.
     ///
     /// With a ``format``, the save writes the manifest last, inside the new tree: an older
-    /// document is written in this app's version (the original is kept as a version, see
-    /// ``FormatStatus/keepsOriginalOnNextSave``), a newer one keeps its version and everything
+    /// document is written in this app's version (``FormatStatus/keepsOriginalOnNextSave`` asks
+    /// for the original to be kept as a version; the version store that keeps it is still to come),
+    /// a newer one keeps its version and everything
     /// this app doesn't understand.
     ///
     /// - Throws: ``DocumentKitError`` naming the file; `readOnlyDocument` for a document that

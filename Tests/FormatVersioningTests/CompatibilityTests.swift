@@ -103,7 +103,7 @@ import Testing
         #expect(steps == ["v2-add-tags", "v3-layers-folder"])
         #expect(outcome.allowsWriting)
         #expect(outcome.message.contains("upgraded in memory through “v2-add-tags”, “v3-layers-folder”"))
-        #expect(outcome.message.contains("which keeps the original"))
+        #expect(outcome.message.contains("written in the new version at the next save"))
     }
 
     @Test("an older file needs migration even when no step is registered: only its version changes")

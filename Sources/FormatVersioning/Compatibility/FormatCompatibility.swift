@@ -15,7 +15,7 @@ public enum FormatCompatibility: Sendable {
     case refused(DocumentKitError)
     /// The document is older than this reader: it is migrated in memory through these steps
     /// (none if only its version changes), and written in the new version at the next save,
-    /// which keeps the original.
+    /// which asks for the original to be kept (the version store, issue #5, will keep it).
     case needsMigration(steps: [String])
 
     /// Whether the document may be read.
@@ -46,7 +46,7 @@ public enum FormatCompatibility: Sendable {
         case .needsMigration(let steps):
             let how = steps.isEmpty ? "" : " through \(steps.map { "“\($0)”" }.joined(separator: ", "))"
             return "It is in an older version of its format: it is upgraded in memory\(how), and written in the "
-                + "new version at the next save, which keeps the original."
+                + "new version at the next save."
         }
     }
 }
