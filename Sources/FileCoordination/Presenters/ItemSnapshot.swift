@@ -76,17 +76,6 @@ struct ItemSnapshot: Sendable, Equatable {
         return names
     }
 
-    /// The name in the folder at `folder` of the item `item` is (found by device and inode), if any.
-    static func name(of item: ItemSnapshot, in folder: String) -> String? {
-        for name in names(in: folder) ?? [] {
-            var status = stat()
-            if lstat(folder + "/" + name, &status) == 0, UInt64(status.st_ino) == item.inode, UInt64(status.st_dev) == item.device {
-                return name
-            }
-        }
-        return nil
-    }
-
     /// DocumentKit's own temporary items (`.NAME.dk-…`) are not subitems anyone presents.
     static func isTemporary(_ name: String) -> Bool { name.hasPrefix(".") && name.contains(".dk-") }
 

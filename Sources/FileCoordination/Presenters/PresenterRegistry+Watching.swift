@@ -222,8 +222,8 @@ extension PresenterRegistry {
             return destination
         }
         let folder = Self.folder(of: item.path)
-        guard watches.isPolled(folder), let name = ItemSnapshot.name(of: item.snapshot, in: folder) else { return nil }
-        return folder == "/" ? "/" + name : folder + "/" + name
+        guard watches.isPolled(folder) else { return nil }
+        return RenameFinder.find(device: item.snapshot.device, inode: item.snapshot.inode, in: folder)
     }
 
     // MARK: Watches
@@ -323,10 +323,7 @@ extension PresenterRegistry {
     }
 
     /// The folder holding the item at `path`.
-    static func folder(of path: String) -> String {
-        let folder = (path as NSString).deletingLastPathComponent
-        return folder.isEmpty ? "/" : folder
-    }
+    static func folder(of path: String) -> String { ItemPath.parent(of: path) }
 
     /// `folder` relative to `root` ("" for `root` itself), if it is in it.
     static func relative(_ folder: String, in root: String) -> String? {
