@@ -48,7 +48,7 @@ public final class CoordinationNamespace: Sendable {
     var presence: PresenceServer? {
         presenceServer.withLock { server in
             if server == nil, presenters.count > 0 {
-                server = PresenceServer(namespaceDirectory: directory, registry: presenters)
+                server = PresenceServer(folder: presenceFolder, registry: presenters)
             }
             return server
         }

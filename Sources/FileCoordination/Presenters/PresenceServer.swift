@@ -36,8 +36,9 @@ final class PresenceServer: Sendable {
         var pid: Substring { name.prefix { $0 != "." } }
     }
 
-    init?(namespaceDirectory: URL, registry: PresenterRegistry) {
-        folder = namespaceDirectory.appendingPathComponent("presenters").path
+    /// A server for the presenters of `registry`, listening in `folder` (the namespace's `presenters/`).
+    init?(folder: String, registry: PresenterRegistry) {
+        self.folder = folder
         name = "\(getpid()).\(TemporaryName.randomSuffix()).v2"
         self.registry = registry
         mkdir(folder, 0o700)
