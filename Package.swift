@@ -61,11 +61,20 @@ let package = Package(
         .target(name: "DocumentArchive", dependencies: ["CArchive", "DocumentKitSystem"]),
         // Layer 2: the manifest, format versions and features, migrations, member hashes.
         .target(name: "FormatVersioning", dependencies: ["DocumentKitSystem", "FilePackages", "CLibCrypto"]),
+        // Layer 3: the version store: previous and conflict versions, adopted sync-engine copies.
+        .target(
+            name: "FileVersions",
+            dependencies: [
+                "DocumentKitSystem", "FileCoordination", "FilePackages", "FormatVersioning", "CLibCrypto",
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // Top layer: Document. `import DocumentKit` is all an app needs.
         .target(
             name: "DocumentKit",
             dependencies: [
-                "DocumentKitSystem", "FileCoordination", "FilePackages", "DocumentArchive", "FormatVersioning",
+                "DocumentKitSystem", "FileCoordination", "FilePackages", "DocumentArchive", "FormatVersioning", "FileVersions",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -125,6 +134,10 @@ let package = Package(
         .testTarget(
             name: "FormatVersioningTests",
             dependencies: ["FormatVersioning", "DocumentKitTesting"]
+        ),
+        .testTarget(
+            name: "FileVersionsTests",
+            dependencies: ["DocumentKit", "FileVersions", "DocumentKitTesting"]
         ),
         .testTarget(
             name: "NotesTests",

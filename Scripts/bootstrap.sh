@@ -11,8 +11,8 @@ have_pkgconfig libarchive || missing+=(libarchive-dev)
 have_pkgconfig zlib || missing+=(zlib1g-dev)
 # OpenSSL's libcrypto: SHA-256 of package members (FormatVersioning).
 have_pkgconfig libcrypto || missing+=(libssl-dev)
-# Packages only the tests need go here (for example syncthing, once a test uses it).
-test_packages=()
+# Packages only the tests need: syncthing for the sync-engine conflict tests (a real pair on loopback).
+test_packages=(syncthing)
 if [ "$purpose" = test ]; then
     for package in "${test_packages[@]}"; do
         dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

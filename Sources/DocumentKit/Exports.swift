@@ -5,3 +5,4 @@
 @_exported import DocumentArchive
 @_exported import FormatVersioning
 @_exported import SystemPackage
+@_exported import FileVersions
