@@ -80,7 +80,9 @@ struct PackageSave {
             throw error
         }
         swapped = true
-        if case .oldItemAtTemporaryName = outcome {
+        if case .oldItemAtTemporaryName = outcome,
+            !ReplacedItem(fileSystem: fileSystem, documentPath: path).move(temporaryName, in: parent, to: options.replacedItemDestination)
+        {
             do { try removeItem(temporaryName, in: parent, using: fileSystem) } catch {
                 AtomicReplacement.logger.warning(
                     "Saved \(path); removing the previous version failed (\(error.readableDescription)); it will be removed at the next open")
@@ -156,6 +158,9 @@ struct FileSave {
         let replacement = AtomicReplacement(
             fileSystem: fileSystem, parent: parent, parentPath: location.parentPath, name: location.name,
             documentPath: path, durable: durable)
+        // The replaced file is kept by a hard link taken before the swap.
+        let keeper = ReplacedItem(fileSystem: fileSystem, documentPath: path)
+        let keptLink = current?.kind == .regular && keeper.link(location.name, in: parent, to: options.replacedItemDestination)
         // A package replaced by a file needs the journaled swap where exchange is missing:
         // a file can't be renamed over a directory.
         let outcome: AtomicReplacement.Outcome
@@ -163,6 +168,7 @@ struct FileSave {
             outcome = try replacement.swap(temporaryName, itemExists: current != nil, isDirectory: current?.kind == .directory)
         } catch {
             if error.originalIsIntact == false { swapped = true }
+            if keptLink { keeper.unlink(options.replacedItemDestination) }
             throw error
         }
         swapped = true

@@ -1,4 +1,5 @@
 import DocumentKitSystem
+import Foundation
 import SystemPackage
 
 /// How a file or package is saved.
@@ -9,12 +10,23 @@ public struct SaveOptions: Sendable {
     public var hardLinks: HardLinkPolicy
     /// The system-call seam; tests pass one that injects failures.
     public var fileSystem: FileSystem
+    /// Where the save moves the item it replaces, instead of removing it (the version store
+    /// keeps it there), or nil to remove it. A path that doesn't exist yet, on the same file
+    /// system as the item. A replaced package is renamed there whole after the swap; a replaced
+    /// file is hard-linked there before it (so this works where `RENAME_EXCHANGE` is missing).
+    /// If that fails, the replaced item is removed as without it and a warning is logged: the
+    /// caller learns whether it was kept by looking at the path.
+    public var replacedItemDestination: URL?
 
     /// Options for a save; every parameter has the safe default.
-    public init(durability: Durability = .durable, hardLinks: HardLinkPolicy = .detach, fileSystem: FileSystem = .live) {
+    public init(
+        durability: Durability = .durable, hardLinks: HardLinkPolicy = .detach, fileSystem: FileSystem = .live,
+        replacedItemDestination: URL? = nil
+    ) {
         self.durability = durability
         self.hardLinks = hardLinks
         self.fileSystem = fileSystem
+        self.replacedItemDestination = replacedItemDestination
     }
 }
 

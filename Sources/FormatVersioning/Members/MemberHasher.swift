@@ -173,3 +173,11 @@ public struct MemberHasher: Sendable {
         return files
     }
 }
+
+extension MemberHasher {
+    /// The SHA-256 digest of `bytes`, as 64 lower-case hexadecimal digits (for other layers'
+    /// ids and keys).
+    package static func sha256(of bytes: UnsafeRawBufferPointer) -> String {
+        SHA256.hash(bytes)
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+
+/// Version ids: `YYYYMMDDTHHMMSSZ-HHHHHHHHHHHHHHHH`, the time the version's contents were
+/// modified (UTC, to the second) and 16 lower-case hexadecimal digits: random, or taken from a
+/// digest of the contents, so that the same contents kept on two machines get the same id.
+enum VersionIdentifier {
+    static func make(date: Date, digest: String?) -> String {
+        let hex: String
+        if let digest, digest.count >= 16 {
+            hex = String(digest.prefix(16))
+        } else {
+            hex = (0..<16).map { _ in String(Int.random(in: 0..<16), radix: 16) }.joined()
+        }
+        return timestamp(date) + "-" + hex
+    }
+
+    static func timestamp(_ date: Date) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+        func two(_ value: Int?) -> String { let v = value ?? 0; return v < 10 ? "0\(v)" : "\(v)" }
+        return String(format: "%04d", c.year ?? 1970) + two(c.month) + two(c.day) + "T" + two(c.hour) + two(c.minute) + two(c.second) + "Z"
+    }
+
+    /// Whether `id` has the form above (so that it is safe as a folder name).
+    static func isValid(_ id: String) -> Bool {
+        let bytes = Array(id.utf8)
+        guard bytes.count == 33, bytes[8] == UInt8(ascii: "T"), bytes[15] == UInt8(ascii: "Z"), bytes[16] == UInt8(ascii: "-") else {
+            return false
+        }
+        for (index, byte) in bytes.enumerated() where index != 8 && index != 15 && index != 16 {
+            let isDigit = byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+            let isHex = byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "f")
+            if index < 16 ? !isDigit : !(isDigit || isHex) { return false }
+        }
+        return true
+    }
+}

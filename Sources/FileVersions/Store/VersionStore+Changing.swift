@@ -1,0 +1,175 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import DocumentKitSystem
+import FilePackages
+import Foundation
+import Logging
+import SystemPackage
+
+extension VersionStore {
+    /// Replaces the item with `version`'s contents (restore), itself a versioned save: the
+    /// current contents are kept first as a version with origin `keepingCurrentAs` (nil keeps
+    /// nothing). Runs under a coordinated write of the item; atomic like every save.
+    ///
+    /// - Returns: The item's URL.
+    @discardableResult
+    public func replaceItem(
+        at itemURL: URL, with version: FileVersion, keepingCurrentAs origin: FileVersion.Origin? = .save
+    ) throws(DocumentKitError) -> URL {
+        guard !version.isCurrent else { return itemURL }
+        return try coordinated(writing: itemURL) { () throws(DocumentKitError) in
+            let tree = try FileWrapper(contentsOf: version.url)
+            try save(tree, to: itemURL, options: SaveOptions(durability: durability), keepingReplacedAs: origin)
+            return itemURL
+        }
+    }
+
+    /// Saves `tree` at `itemURL` (see ``FileWrapper/write(to:options:)``) and keeps what it
+    /// replaces as a version with origin `origin` (nil keeps nothing), without coordinating:
+    /// call it inside a coordinated write of the item.
+    ///
+    /// The replaced package is moved into the store whole (no copy); a replaced file is kept by
+    /// a hard link. If the store can't take it, the save still happens and the replaced item is
+    /// removed as it would be without a store (a warning says so).
+    ///
+    /// - Returns: The tree as saved, and the version kept (nil when nothing was replaced).
+    @discardableResult
+    public func save(
+        _ tree: FileWrapper, to itemURL: URL, options: SaveOptions = SaveOptions(),
+        keepingReplacedAs origin: FileVersion.Origin?, isConflict: Bool = false, ancestorIdentifier: String? = nil
+    ) throws(DocumentKitError) -> (saved: FileWrapper, kept: FileVersion?) {
+        guard let origin, FileManager.default.fileExists(atPath: itemURL.path) else {
+            return (try tree.write(to: itemURL, options: options), nil)
+        }
+        let key = documentKey(forItemAt: itemURL)
+        var options = options
+        let temporary: URL
+        do throws(DocumentKitError) {
+            try prepareStore()
+            let documentFolder = folder(for: key)
+            try? FileManager.default.createDirectory(at: documentFolder, withIntermediateDirectories: true)
+            temporary = temporaryEntryURL(in: documentFolder, purpose: "new")
+            do { try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: false) } catch {
+                throw DocumentKitError(.ioError, operation: .save, path: temporary.path, detail: error.localizedDescription)
+            }
+        } catch {
+            Self.logger.warning("Saving \(itemURL.path) without keeping the previous version: \(error.description)")
+            return (try tree.write(to: itemURL, options: options), nil)
+        }
+        let kept = temporary.appendingPathComponent("item")
+        options.replacedItemDestination = kept
+        let saved: FileWrapper
+        do { saved = try tree.write(to: itemURL, options: options) } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw error
+        }
+        guard FileManager.default.fileExists(atPath: kept.path) else {
+            try? FileManager.default.removeItem(at: temporary)
+            return (saved, nil)
+        }
+        do throws(DocumentKitError) {
+            var draft = VersionDraft(itemURL: itemURL, source: kept, origin: origin, isConflict: isConflict, ancestor: ancestorIdentifier)
+            draft.moving = true
+            draft.key = key
+            let version = try makeVersion(draft)
+            try? FileManager.default.removeItem(at: temporary)
+            return (saved, version)
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            Self.logger.warning("Saved \(itemURL.path); keeping the previous version failed: \(error.description)")
+            return (saved, nil)
+        }
+    }
+
+    /// Marks a conflict version resolved, recording how: it leaves the unresolved conflicts and
+    /// stays as an older version (prunable from now on). Runs under a coordinated write of the item.
+    @discardableResult
+    public func markResolved(_ version: FileVersion, as resolution: FileVersion.Resolution) throws(DocumentKitError) -> FileVersion {
+        guard !version.isCurrent else { return version }
+        return try coordinated(writing: version.itemURL) { () throws(DocumentKitError) in
+            let entry = version.url.deletingLastPathComponent()
+            var record = try readRecord(in: entry)
+            guard !record.resolved || !record.conflict else { return Self.version(from: record, itemURL: version.itemURL, contents: version.url) }
+            record.resolved = true
+            record.resolution = VersionRecord.ResolutionRecord(how: resolution, date: RecordDate.string(Date()), host: savingComputerName)
+            try writeRecord(record, in: entry)
+            return Self.version(from: record, itemURL: version.itemURL, contents: version.url)
+        }
+    }
+
+    /// Removes a version from the store. Removing the current version is an error, and so is
+    /// removing an unresolved conflict without `evenIfUnresolvedConflict`.
+    public func remove(_ version: FileVersion, evenIfUnresolvedConflict: Bool = false) throws(DocumentKitError) {
+        guard !version.isCurrent else {
+            throw DocumentKitError(.invalidArgument, operation: .remove, path: version.url.path, detail: "The current version can't be removed from the version store.")
+        }
+        guard !version.isUnresolvedConflict || evenIfUnresolvedConflict else {
+            throw DocumentKitError(.invalidArgument, operation: .remove, path: version.url.path,
+                detail: "Version \(version.persistentIdentifier) is an unresolved conflict: resolve it first, or ask explicitly to discard it.")
+        }
+        try coordinated(writing: version.itemURL) { () throws(DocumentKitError) in
+            try removeEntry(version.url.deletingLastPathComponent())
+        }
+    }
+
+    /// Removes every version but the current one. Unresolved conflicts stay unless
+    /// `includingUnresolvedConflicts` is true.
+    public func removeOtherVersions(ofItemAt itemURL: URL, includingUnresolvedConflicts: Bool = false) throws(DocumentKitError) {
+        try coordinated(writing: itemURL) { () throws(DocumentKitError) in
+            for version in try versions(ofItemAt: itemURL).others where includingUnresolvedConflicts || !version.isUnresolvedConflict {
+                try removeEntry(version.url.deletingLastPathComponent())
+            }
+        }
+    }
+
+    /// Renames an entry aside (so it vanishes at once), then removes it.
+    func removeEntry(_ entry: URL) throws(DocumentKitError) {
+        let aside = temporaryEntryURL(in: entry.deletingLastPathComponent(), purpose: "removing")
+        guard rename(entry.path, aside.path) == 0 else {
+            let error = Errno(rawValue: errno)
+            if error == .noSuchFileOrDirectory { return }
+            throw DocumentKitError(error, operation: .remove, path: entry.path, step: "removing the version")
+        }
+        synchronize(entry.deletingLastPathComponent())
+        try? FileManager.default.removeItem(at: aside)
+    }
+
+    /// Applies ``pruning`` to the versions of `key`: never to unresolved conflicts.
+    func prune(key: DocumentKey, itemURL: URL, now: Date = Date()) {
+        let (versions, _) = storedVersions(of: key, itemURL: itemURL)
+        let candidates = versions.map { version in
+            PruningSchedule.Candidate(
+                id: version.persistentIdentifier, date: version.modificationDate ?? now,
+                bytes: pruning.maximumBytes == nil ? 0 : Self.uniqueBytes(of: version.url),
+                isProtected: version.isUnresolvedConflict)
+        }
+        let byID = Dictionary(versions.map { ($0.persistentIdentifier, $0) }, uniquingKeysWith: { first, _ in first })
+        for id in pruning.versionsToRemove(from: candidates, now: now) {
+            guard let version = byID[id], !version.isUnresolvedConflict else { continue }
+            try? removeEntry(version.url.deletingLastPathComponent())
+        }
+    }
+
+    /// Prunes the versions of the item now (saves prune after every version they keep).
+    public func prune(ofItemAt itemURL: URL, now: Date = Date()) throws(DocumentKitError) {
+        try coordinated(writing: itemURL) { () throws(DocumentKitError) in
+            prune(key: documentKey(forItemAt: itemURL), itemURL: itemURL, now: now)
+        }
+    }
+
+    /// Bytes a version takes that nothing else shares: files with one link.
+    static func uniqueBytes(of url: URL) -> Int64 {
+        var total: Int64 = 0
+        var info = stat()
+        guard lstat(url.path, &info) == 0 else { return 0 }
+        if (info.st_mode & S_IFMT) != S_IFDIR { return info.st_nlink <= 1 ? Int64(info.st_blocks) * 512 : 0 }
+        guard let enumerator = FileManager.default.enumerator(atPath: url.path) else { return 0 }
+        while let name = enumerator.nextObject() as? String {
+            if lstat(url.path + "/" + name, &info) == 0, (info.st_mode & S_IFMT) != S_IFDIR, info.st_nlink <= 1 {
+                total += Int64(info.st_blocks) * 512
+            }
+        }
+        return total
+    }
+}

@@ -1,0 +1,109 @@
+import DocumentKitSystem
+import Foundation
+import Logging
+
+extension VersionStore {
+    /// The current version of the item and every version the store keeps of it.
+    ///
+    /// Never fails for a damaged store: what can't be read is in ``VersionListing/problems``.
+    /// - Throws: Only when the store is in a newer format than this code reads.
+    public func versions(ofItemAt itemURL: URL) throws(DocumentKitError) -> VersionListing {
+        try checkStoreFormat()
+        let key = documentKey(forItemAt: itemURL)
+        let (others, problems) = storedVersions(of: key, itemURL: itemURL)
+        return VersionListing(current: currentVersion(ofItemAt: itemURL), others: others, problems: problems)
+    }
+
+    /// The item as it is now, as a version; nil when there is no item.
+    public func currentVersion(ofItemAt itemURL: URL) -> FileVersion? {
+        var info = stat()
+        guard lstat(itemURL.path, &info) == 0 else { return nil }
+        let status = FileStatus(info)
+        let token = Self.token(of: status)
+        return FileVersion(
+            persistentIdentifier: token, itemURL: itemURL, url: itemURL, isCurrent: true,
+            localizedName: itemURL.lastPathComponent,
+            modificationDate: Date(timeIntervalSince1970: Double(status.modificationTime) / 1e9),
+            localizedNameOfSavingComputer: nil, savingUser: nil, origin: nil, adoptedFrom: nil, isConflict: false,
+            isResolved: true, isDiscardable: false, ancestorIdentifier: nil, resolution: nil)
+    }
+
+    /// The versions other than the current one, newest first.
+    public func otherVersions(ofItemAt itemURL: URL) throws(DocumentKitError) -> [FileVersion] {
+        try versions(ofItemAt: itemURL).others
+    }
+
+    /// The conflict versions not resolved yet, newest first.
+    public func unresolvedConflictVersions(ofItemAt itemURL: URL) throws(DocumentKitError) -> [FileVersion] {
+        try versions(ofItemAt: itemURL).unresolvedConflicts
+    }
+
+    /// The version with `identifier` (current or kept), or nil if it is gone.
+    public func version(ofItemAt itemURL: URL, withPersistentIdentifier identifier: String) throws(DocumentKitError) -> FileVersion? {
+        let listing = try versions(ofItemAt: itemURL)
+        if let current = listing.current, current.persistentIdentifier == identifier { return current }
+        return listing.others.first { $0.persistentIdentifier == identifier }
+    }
+
+    /// The identifier of the item's state on disk: device, inode, modification and change times.
+    /// Every save, and every change by a sync engine (which renames into place), changes it.
+    static func token(of status: FileStatus) -> String {
+        "current-" + [status.device, status.inode, UInt64(bitPattern: status.modificationTime), UInt64(bitPattern: status.changeTime)]
+            .map { String($0, radix: 16) }.joined(separator: "-")
+    }
+
+    /// Every readable version of `key`, newest first, and what could not be read.
+    func storedVersions(of key: DocumentKey, itemURL: URL) -> ([FileVersion], [DocumentKitError]) {
+        let folder = folder(for: key)
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return ([], []) }
+        var versions: [FileVersion] = []
+        var problems: [DocumentKitError] = []
+        for name in names.sorted() where !name.hasPrefix(".") {
+            let entry = folder.appendingPathComponent(name, isDirectory: true)
+            guard VersionIdentifier.isValid(name) else {
+                problems.append(DocumentKitError(
+                    .corruptData, operation: .read, path: entry.path,
+                    detail: "This is not a version (a version's folder is named like 20261122T101500Z-0123456789abcdef); it is skipped."))
+                continue
+            }
+            do throws(DocumentKitError) {
+                let record = try readRecord(in: entry)
+                guard record.id == name else {
+                    throw DocumentKitError(.corruptData, operation: .read, path: entry.appendingPathComponent(VersionRecord.fileName).path,
+                        detail: "The record names version \(record.id), not \(name).")
+                }
+                let item = entry.appendingPathComponent("item", isDirectory: record.kind == "package")
+                guard FileManager.default.fileExists(atPath: item.path) else {
+                    throw DocumentKitError(.notFound, operation: .read, path: item.path, detail: "The version's contents are gone.")
+                }
+                versions.append(Self.version(from: record, itemURL: itemURL, contents: item))
+            } catch {
+                problems.append(error)
+            }
+        }
+        for problem in problems {
+            Self.logger.warning("Version store: \(problem.description) It is skipped.")
+        }
+        versions.sort { ($0.modificationDate ?? .distantPast, $0.persistentIdentifier) > ($1.modificationDate ?? .distantPast, $1.persistentIdentifier) }
+        return (versions, problems)
+    }
+
+    func readRecord(in entry: URL) throws(DocumentKitError) -> VersionRecord {
+        let recordURL = entry.appendingPathComponent(VersionRecord.fileName)
+        let data: Data
+        do { data = try Data(contentsOf: recordURL) } catch {
+            throw DocumentKitError(.corruptData, operation: .read, path: recordURL.path,
+                detail: "The version's record is missing or unreadable (a version still arriving from a sync engine, or a damaged one).")
+        }
+        return try VersionRecord.decode(data, path: recordURL.path)
+    }
+
+    static func version(from record: VersionRecord, itemURL: URL, contents: URL) -> FileVersion {
+        FileVersion(
+            persistentIdentifier: record.id, itemURL: itemURL, url: contents, isCurrent: false, localizedName: record.name,
+            modificationDate: RecordDate.date(record.modified), localizedNameOfSavingComputer: record.host,
+            savingUser: record.user, origin: record.origin, adoptedFrom: record.adoptedFrom?.engine,
+            isConflict: record.conflict, isResolved: record.resolved || !record.conflict, isDiscardable: record.discardable,
+            ancestorIdentifier: record.ancestor, resolution: record.resolution?.how)
+    }
+}

@@ -1,0 +1,106 @@
+import DocumentKitSystem
+import FileCoordination
+import FilePackages
+import Foundation
+import Logging
+
+/// Where an item's other versions and conflict versions are kept: a hidden folder,
+/// ``folderName``, in the folder of a library of documents, as `NSFileVersion` keeps them on
+/// Apple platforms. Its layout is the on-disk format `Formats/version-store/v1`.
+///
+/// Versions belong to a document, not to a path: a package with a manifest is known by the
+/// manifest's document identifier, so it keeps its versions when it is renamed or moved inside
+/// the library. A document without one is known by its path relative to the library.
+///
+/// Versions of a package share the members they have in common, with each other and with the
+/// current package, by hard link (saves never change a file in place, so sharing is safe):
+/// keeping 100 versions of a 10,000-file package in which one file changes per save costs
+/// about 100 files.
+///
+/// Every operation is atomic (a version appears whole or not at all) and runs under a
+/// coordinated read or write of the item when the store has a coordinator. A damaged store (a
+/// missing or malformed record, a version whose files are gone) is reported in
+/// ``VersionListing/problems`` and skipped; it never stops anything from opening and never
+/// touches the current item.
+public final class VersionStore: Sendable {
+    /// The store's folder name inside a library folder.
+    public static let folderName = ".documentkit-versions"
+
+    /// The library folder that holds the store.
+    public let libraryURL: URL
+    /// The store's own folder, ``folderName`` inside ``libraryURL``.
+    public let url: URL
+    /// The coordinator every operation goes through, or nil to work without coordinating.
+    public let coordinator: FileCoordinator?
+    /// The manifest member of packages that have one: its document identifier names the document.
+    public let manifestName: String
+    /// Which old versions are kept (unresolved conflicts always are).
+    public let pruning: PruningSchedule
+    /// How durable the store's writes are.
+    public let durability: Durability
+    /// Recorded as the computer that made the versions this process adds.
+    public let savingComputerName: String
+    /// Recorded as the user who made the versions this process adds.
+    public let savingUser: String?
+
+    static let logger = Logger(label: "DocumentKit.VersionStore")
+
+    /// The store of the library folder `libraryURL` (created on first use).
+    public init(
+        libraryURL: URL, coordinator: FileCoordinator? = nil, manifestName: String = "Info.json",
+        pruning: PruningSchedule = .standard, durability: Durability = .durable
+    ) {
+        self.libraryURL = libraryURL.standardizedFileURL
+        self.url = self.libraryURL.appendingPathComponent(Self.folderName, isDirectory: true)
+        self.coordinator = coordinator
+        self.manifestName = manifestName
+        self.pruning = pruning
+        self.durability = durability
+        self.savingComputerName = ProcessInfo.processInfo.hostName
+        let user = ProcessInfo.processInfo.environment["USER"] ?? ProcessInfo.processInfo.environment["LOGNAME"]
+        self.savingUser = user?.isEmpty == false ? user : nil
+    }
+
+    /// The store for the item at `itemURL`: the nearest enclosing folder that has one, else the
+    /// item's own folder (where the store is created on first use).
+    public static func forItem(
+        at itemURL: URL, coordinator: FileCoordinator? = nil, manifestName: String = "Info.json",
+        pruning: PruningSchedule = .standard
+    ) -> VersionStore {
+        let parent = itemURL.standardizedFileURL.deletingLastPathComponent()
+        var folder = parent
+        while true {
+            let candidate = folder.appendingPathComponent(folderName, isDirectory: true).path
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: candidate, isDirectory: &isDirectory), isDirectory.boolValue {
+                return VersionStore(libraryURL: folder, coordinator: coordinator, manifestName: manifestName, pruning: pruning)
+            }
+            let up = folder.deletingLastPathComponent()
+            if up.path == folder.path || folder.path == "/" { break }
+            folder = up
+        }
+        return VersionStore(libraryURL: parent, coordinator: coordinator, manifestName: manifestName, pruning: pruning)
+    }
+
+    // MARK: Coordination
+
+    func coordinated<T>(reading url: URL, _ work: () throws(DocumentKitError) -> T) throws(DocumentKitError) -> T {
+        try coordinated(url, writing: false, work)
+    }
+
+    func coordinated<T>(writing url: URL, _ work: () throws(DocumentKitError) -> T) throws(DocumentKitError) -> T {
+        try coordinated(url, writing: true, work)
+    }
+
+    private func coordinated<T>(_ url: URL, writing: Bool, _ work: () throws(DocumentKitError) -> T) throws(DocumentKitError) -> T {
+        guard let coordinator else { return try work() }
+        do {
+            if writing { return try coordinator.coordinate(writingItemAt: url) { _ in try work() } }
+            return try coordinator.coordinate(readingItemAt: url) { _ in try work() }
+        } catch let error as DocumentKitError {
+            throw error
+        } catch {
+            throw DocumentKitError(.other, operation: writing ? .save : .read, path: url.path, detail: "\(error)")
+        }
+    }
+}
