@@ -53,7 +53,7 @@ extension VersionStore {
     }
 
     /// Every readable version of `key`, newest first, and what could not be read.
-    func storedVersions(of key: DocumentKey, itemURL: URL) -> ([FileVersion], [DocumentKitError]) {
+    func storedVersions(of key: DocumentKey, itemURL: URL, reporting: Bool = true) -> ([FileVersion], [DocumentKitError]) {
         let folder = folder(for: key)
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return ([], []) }
         var versions: [FileVersion] = []
@@ -81,7 +81,7 @@ extension VersionStore {
                 problems.append(error)
             }
         }
-        for problem in problems {
+        for problem in problems where reporting {
             Self.logger.warning("Version store: \(problem.description) It is skipped.")
         }
         versions.sort { ($0.modificationDate ?? .distantPast, $0.persistentIdentifier) > ($1.modificationDate ?? .distantPast, $1.persistentIdentifier) }
