@@ -622,3 +622,92 @@ func readPair(atPath path: String) -> String? {
     let b = member("b")
     return a != nil && a == b ? nil : "a = \(a ?? "missing"), b = \(b ?? "missing")"
 }
+
+/// The store under a real ``FileCoordinator``: every operation coordinates, nests inside the
+/// app's own coordinated write of the item without deadlocking, and waits for other writers.
+@Suite("Version store under coordination", .timeLimit(.minutes(1)))
+struct VersionStoreCoordinationTests {
+    /// Runs `body` on a thread of its own; fails (instead of hanging) if it takes longer than `limit`.
+    static func withinTimeLimit(_ limit: TimeInterval, _ body: @escaping @Sendable () throws -> Void) throws {
+        let outcome = Mutex<Result<Void, any Error>?>(nil)
+        let finished = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let result = Result { try body() }
+            outcome.withLock { $0 = result }
+            finished.signal()
+        }
+        guard finished.wait(timeout: .now() + limit) == .success else {
+            Issue.record("Did not finish within \(limit) s: a deadlock")
+            return
+        }
+        try outcome.withLock { $0 }!.get()
+    }
+
+    @Test func everyOperationRunsNestedInTheAppsCoordinatedWriteOfTheItem() throws {
+        let namespaceFolder = try TemporaryDirectory(prefix: "dk-versions-ns")
+        let library = try VersionLibrary()
+        let namespace = try CoordinationNamespace(directory: namespaceFolder.url, packageExtensions: ["note"])
+        let coordinator = FileCoordinator(namespace: namespace)
+        let store = library.store(coordinator: coordinator)
+        let item = try library.writePackage("trip.note", ["body.md": "v1"], documentIdentifier: "TRIP")
+        let theirs = try library.writePackage("theirs.note", ["body.md": "theirs"], documentIdentifier: "TRIP")
+
+        try Self.withinTimeLimit(20) {
+            // Top level: each operation takes its own coordination.
+            let added = try store.addVersion(ofItemAt: item)
+            #expect(try texts(of: added.url) == ["body.md": "v1"])
+            // Nested in the app's write of the item, as a Document's save is.
+            try coordinator.coordinate(writingItemAt: item) { _ in
+                let kept = try #require(try store.save(
+                    VersionLibrary.package(["body.md": "v2"], documentIdentifier: "TRIP"), to: item, keepingReplacedAs: .save).kept)
+                #expect(kept.persistentIdentifier == added.persistentIdentifier)  // v1 again: the same version
+                let conflict = try store.addVersion(ofItemAt: item, withContentsOf: theirs, origin: .conflict, isConflict: true)
+                let current = try store.addVersion(ofItemAt: item)
+                #expect(try store.versions(ofItemAt: item).unresolvedConflicts == [conflict])
+                try store.replaceItem(at: item, with: conflict)
+                #expect(try texts(of: item) == ["body.md": "theirs"])
+                try store.markResolved(conflict, as: .keptThis)
+                try store.remove(current)
+                try store.prune(ofItemAt: item)
+                #expect(try store.version(ofItemAt: item, withPersistentIdentifier: added.persistentIdentifier) != nil)
+                try store.removeOtherVersions(ofItemAt: item)
+            }
+            #expect(try store.versions(ofItemAt: item).others.isEmpty)
+            #expect(try texts(of: item) == ["body.md": "theirs"])
+        }
+        // Nothing stays locked: a fresh write of the item is granted at once.
+        try coordinator.coordinate(writingItemAt: item, timeout: .zero) { _ in }
+    }
+
+    @Test func aCoordinatedStoreWaitsForAnotherWriterOfTheItemAndAnUncoordinatedOneDoesNot() throws {
+        let namespaceFolder = try TemporaryDirectory(prefix: "dk-versions-ns")
+        let library = try VersionLibrary()
+        let item = try library.writeFile("doc.txt", "v1")
+        // Another writer: a coordinator of its own on the same namespace folder.
+        let other = FileCoordinator(namespace: try CoordinationNamespace(directory: namespaceFolder.url))
+        let store = library.store(coordinator: FileCoordinator(namespace: try CoordinationNamespace(directory: namespaceFolder.url)))
+        let uncoordinated = library.store()
+
+        let holding = DispatchSemaphore(value: 0)
+        let released = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            try? other.coordinate(writingItemAt: item) { _ in
+                holding.signal()
+                Thread.sleep(forTimeInterval: 0.5)
+                try Data("v2".utf8).write(to: item)
+            }
+            released.signal()
+        }
+        #expect(holding.wait(timeout: .now() + 10) == .success)
+        var started = Date()
+        let seen = try uncoordinated.addVersion(ofItemAt: item)
+        #expect(Date().timeIntervalSince(started) < 0.4)
+        #expect(try String(contentsOf: seen.url, encoding: .utf8) == "v1")  // it read mid-write
+
+        started = Date()
+        let version = try store.addVersion(ofItemAt: item)
+        #expect(Date().timeIntervalSince(started) > 0.2)
+        #expect(try String(contentsOf: version.url, encoding: .utf8) == "v2")  // it waited for the write
+        #expect(released.wait(timeout: .now() + 10) == .success)
+    }
+}
