@@ -297,7 +297,7 @@ private func utc(_ text: String) -> Date {
     // MARK: Round trip
 
     @Test func everyEngineNameParsesBackToItsOriginal() throws {
-        var random = SplitMix64(seed: 0x5EED_C0FF_EE15_600D)
+        var random = NameSplitMix64(seed: 0x5EED_C0FF_EE15_600D)
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
         for _ in 0..<2_000 {
@@ -366,8 +366,8 @@ private func utc(_ text: String) -> Date {
 
 // MARK: - Helpers
 
-/// SplitMix64: a small seeded generator, so that a failure can be replayed.
-private struct SplitMix64 {
+/// NameSplitMix64: a small seeded generator, so that a failure can be replayed.
+private struct NameSplitMix64 {
     var state: UInt64
     init(seed: UInt64) { state = seed }
     mutating func next() -> UInt64 {
@@ -382,7 +382,7 @@ private struct SplitMix64 {
 }
 
 /// A word of `length` characters from `alphabet`; with `balanced`, parentheses are paired.
-private func randomWord(_ random: inout SplitMix64, from alphabet: String, length: ClosedRange<Int>, balanced: Bool = false) -> String {
+private func randomWord(_ random: inout NameSplitMix64, from alphabet: String, length: ClosedRange<Int>, balanced: Bool = false) -> String {
     let characters = Array(alphabet)
     let count = length.lowerBound + Int(random.next(below: UInt64(length.count)))
     var word = ""
@@ -399,7 +399,7 @@ private func randomWord(_ random: inout SplitMix64, from alphabet: String, lengt
 }
 
 /// A name of one to three dot-separated words and maybe an extension, sometimes hidden: "a b.c.md", ".x".
-private func randomOriginalName(_ random: inout SplitMix64) -> String {
+private func randomOriginalName(_ random: inout NameSplitMix64) -> String {
     let alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _-+,'éü日本"
     let words = (0...Int(random.next(below: 3))).map { _ in randomWord(&random, from: alphabet, length: 1...10) }
     var name = words.joined(separator: ".")

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import DocumentKitSystem
 import FilePackages
+import FormatVersioning
 import SystemPackage
 import Foundation
 
@@ -149,11 +150,15 @@ extension VersionStore {
 
     /// A digest of the contents that names them across machines: the manifest's bytes for a
     /// package with one (it lists every member's SHA-256), the bytes of a file; nil otherwise.
+    /// A manifest that records no members says nothing of the contents: nil then too.
     func contentDigest(of url: URL, isPackage: Bool) -> String? {
         let file = isPackage ? url.appendingPathComponent(manifestName) : url
         guard let handle = try? FileHandle(forReadingFrom: file) else { return nil }
         defer { try? handle.close() }
         guard let data = try? handle.readToEnd() else { return nil }
+        if isPackage {
+            guard let manifest = try? DocumentManifest(jsonData: data, path: file.path), manifest.members != nil else { return nil }
+        }
         return Digest.sha256(data)
     }
 
