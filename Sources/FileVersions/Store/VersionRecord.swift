@@ -64,7 +64,7 @@ struct VersionRecord: Codable, Sendable, Equatable {
             throw malformed("The version record is not valid: \(SendableDescription(error))")
         }
         guard record.version <= currentVersion else {
-            throw malformed("The version record is in store format \(record.version); this version of DocumentKit reads up to \(currentVersion).")
+            throw malformed("The version record is in record format \(record.version); this version of DocumentKit reads up to \(currentVersion).")
         }
         guard record.kind == "file" || record.kind == "package" else { throw malformed("Unknown kind “\(record.kind)”.") }
         guard VersionIdentifier.isValid(record.id) else { throw malformed("Invalid version id “\(record.id)”.") }

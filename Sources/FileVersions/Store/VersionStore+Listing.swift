@@ -82,7 +82,7 @@ extension VersionStore {
             }
         }
         for problem in problems where reporting {
-            Self.logger.warning("Version store: \(problem.description) It is skipped.")
+            Self.logger.warning("Version store: \(problem.description)\(problem.description.contains("skipped") ? "" : " It is skipped.")")
         }
         versions.sort { ($0.modificationDate ?? .distantPast, $0.persistentIdentifier) > ($1.modificationDate ?? .distantPast, $1.persistentIdentifier) }
         return (versions, problems)
