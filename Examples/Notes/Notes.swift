@@ -19,16 +19,19 @@ struct Notes: AsyncParsableCommand {
         version: NoteFormat.appVersion,
         subcommands: [
             Init.self, New.self, List.self, Show.self, Edit.self, Attach.self, Remove.self, Move.self, Watch.self,
-            Check.self, Migrate.self, Tour.self,
+            Versions.self, Restore.self, Conflicts.self, Resolve.self, Check.self, Migrate.self, Tour.self,
         ]
     )
 
     /// Logs warnings and errors on stderr (set NOTES_LOG_LEVEL=debug, info or notice for more), then runs.
     static func main() async {
         let level = ProcessInfo.processInfo.environment["NOTES_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
+        let explicit = ProcessInfo.processInfo.environment["NOTES_LOG_LEVEL"] != nil
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
+            // The commands report the version store's problems themselves, once, as `notes: warning: …`.
+            if label == "DocumentKit.VersionStore" && !explicit { handler.logLevel = .error }
             return handler
         }
         await Self.main(nil)
@@ -63,6 +66,16 @@ struct LibraryOptions: ParsableArguments {
     var notesLibrary: NotesLibrary {
         get throws {
             NotesLibrary(url: libraryURL, coordinator: try NotesLibrary.makeCoordinator(), readerVersion: readerVersion)
+        }
+    }
+
+    /// The library, once the conflict copies sync engines left in it are adopted as conflict
+    /// versions: what every command that reads notes works on (call it once per command).
+    var adoptedLibrary: NotesLibrary {
+        get throws {
+            let library = try notesLibrary
+            library.adoptConflictCopies()
+            return library
         }
     }
 }

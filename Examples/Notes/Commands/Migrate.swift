@@ -18,7 +18,7 @@ struct Migrate: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let library = try options.notesLibrary
+            let library = try options.adoptedLibrary
             var failed = false
             for url in try await library.select(title) {
                 do { print(try await Self.migrate(url, in: library)) } catch {

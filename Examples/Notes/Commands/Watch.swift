@@ -19,7 +19,7 @@ struct Watch: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let library = try options.notesLibrary
+            let library = try options.adoptedLibrary
             var titles: [String: String] = [:]
             for entry in try await library.entries() { titles[entry.url.standardizedFileURL.path] = entry.note.title }
             let watched: URL

@@ -7,7 +7,17 @@ import Foundation
 struct NotesLibrary {
     let url: URL
     let coordinator: FileCoordinator
-    var readerVersion = NoteFormat.currentVersion
+    var readerVersion: Int
+    /// The library's version store (`.documentkit-versions` in the library folder): the notes'
+    /// previous versions and conflict versions.
+    var store: VersionStore
+
+    init(url: URL, coordinator: FileCoordinator, readerVersion: Int = NoteFormat.currentVersion) {
+        self.url = url
+        self.coordinator = coordinator
+        self.readerVersion = readerVersion
+        self.store = VersionStore(libraryURL: url, coordinator: coordinator, manifestName: NoteFormat.manifestName)
+    }
 
     /// The coordinator of this user's processes, for which `.note` folders are packages.
     static func makeCoordinator() throws -> FileCoordinator {
@@ -34,13 +44,16 @@ struct NotesLibrary {
     /// Opens the note at `url`, as format `readerVersion`.
     func open(_ url: URL) async throws(DocumentKitError) -> NoteDocument {
         let document = NoteDocument(fileURL: url, readerVersion: readerVersion, coordinator: coordinator)
+        document.versionStore = store
         try await document.open()
         return document
     }
 
     /// A new note at `url`, not saved yet, in format `readerVersion`.
     func newDocument(at url: URL, note: Note) -> NoteDocument {
-        NoteDocument(fileURL: url, content: note, readerVersion: readerVersion, coordinator: coordinator)
+        let document = NoteDocument(fileURL: url, content: note, readerVersion: readerVersion, coordinator: coordinator)
+        document.versionStore = store
+        return document
     }
 
     /// The packages in the library, sorted by name.
