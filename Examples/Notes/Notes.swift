@@ -30,11 +30,39 @@ struct Notes: AsyncParsableCommand {
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
-            // The commands report the version store's problems themselves, once, as `notes: warning: …`.
-            if label == "DocumentKit.VersionStore" && !explicit { handler.logLevel = .error }
-            return handler
+            return NotesLogHandler(base: handler, dropsListingProblems: label == "DocumentKit.VersionStore" && !explicit)
         }
         await Self.main(nil)
+    }
+}
+
+/// Logs on stderr, leaving out the version store's reports of the damaged versions it skips
+/// (`Version store: …`): the commands that list versions report those themselves, once each, as
+/// `notes: warning: version store: …`. NOTES_LOG_LEVEL set shows them too.
+struct NotesLogHandler: LogHandler {
+    var base: StreamLogHandler
+    let dropsListingProblems: Bool
+
+    var metadataProvider: Logger.MetadataProvider? {
+        get { base.metadataProvider }
+        set { base.metadataProvider = newValue }
+    }
+    var metadata: Logger.Metadata {
+        get { base.metadata }
+        set { base.metadata = newValue }
+    }
+    var logLevel: Logger.Level {
+        get { base.logLevel }
+        set { base.logLevel = newValue }
+    }
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { base[metadataKey: key] }
+        set { base[metadataKey: key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        if dropsListingProblems && event.message.description.hasPrefix("Version store:") { return }
+        base.log(event: event)
     }
 }
 
