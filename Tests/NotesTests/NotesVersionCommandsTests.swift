@@ -59,7 +59,7 @@ import Testing
         #expect(current["origin"] as? String == "current" && current["conflict"] as? Bool == false)
         #expect(current["date"] is String && current["host"] is NSNull && current["user"] is NSNull)
         let others = try others("Trip")
-        #expect(others.count == 2)
+        try #require(others.count == 2)
         #expect(others.allSatisfy { $0["origin"] as? String == "save" && $0["conflict"] as? Bool == false && $0["resolved"] as? Bool == true })
         #expect(others.allSatisfy { $0["host"] is String && $0["date"] is String && $0["discardable"] is Bool && $0.keys.contains("user") })
         #expect((listing["conflicts"] as? [Any])?.isEmpty == true)
