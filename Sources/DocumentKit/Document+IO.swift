@@ -43,3 +43,42 @@ extension Document {
             detail: "The contents are not valid", underlyingError: SendableDescription(error))
     }
 }
+
+/// Saves against the version the document was based on, keeping versions in its store.
+extension Document {
+    /// The identifier and (with a version store) the digest of the item on disk now.
+    func baseOfItem(at url: URL) -> (String?, String?) {
+        let identifier = VersionStore.currentIdentifier(ofItemAt: url)
+        return (identifier, versionStore?.contentDigest(ofItemAt: url))
+    }
+
+    /// Writes `tree` over the item, inside the document's coordinated write. If the item is no
+    /// longer the version the document was based on, its contents are first kept as an
+    /// unresolved conflict version (or, without a store, the save fails with `changedSinceRead`).
+    /// With a store, the replaced version is kept too.
+    func write(_ tree: FileWrapper, to url: URL, options: SaveOptions) throws(DocumentKitError)
+        -> (FileWrapper, FileVersion?, (String?, String?))
+    {
+        let (store, baseIdentifier, baseDigest) = state.withLock { ($0.versionStore, $0.baseIdentifier, $0.baseDigest) }
+        var conflict: FileVersion?
+        if let baseIdentifier, let onDisk = VersionStore.currentIdentifier(ofItemAt: url), onDisk != baseIdentifier {
+            if let store {
+                let digest = store.contentDigest(ofItemAt: url)
+                if digest == nil || digest != baseDigest {
+                    conflict = try store.keepConflictingVersion(ofItemAt: url, ancestorDigest: baseDigest)
+                }
+            } else {
+                throw DocumentKitError(
+                    .changedSinceRead, operation: .save, path: url.path, originalIsIntact: true,
+                    detail: "Another program changed it since this document read it. Give the document a version store to keep both, or open it again.")
+            }
+        }
+        let saved: FileWrapper
+        if let store {
+            saved = try store.save(tree, to: url, options: options, keepingReplacedAs: .save).saved
+        } else {
+            saved = try tree.write(to: url, options: options)
+        }
+        return (saved, conflict, baseOfItem(at: url))
+    }
+}

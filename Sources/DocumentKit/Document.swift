@@ -61,7 +61,7 @@ open class Document<Content: Sendable>: @unchecked Sendable {
     /// save without coordinating with other threads and processes.
     public let coordinator: FileCoordinator?
 
-    private struct State {
+    struct State {
         var content: Content?
         var changeCount = 0
         var savedChangeCount = 0
@@ -76,9 +76,17 @@ open class Document<Content: Sendable>: @unchecked Sendable {
         var readOnlyMessage: String?
         /// Knows the digests of the members last checked or saved; used on the I/O queue only.
         var hasher = MemberHasher()
+        /// Where saves keep the versions they replace, and conflicting ones.
+        var versionStore: VersionStore?
+        /// The item's identifier on disk as last read or saved: the version a save is based on.
+        var baseIdentifier: String?
+        /// The digest of those contents (with a version store), to tell a real change from a
+        /// change of metadata only.
+        var baseDigest: String?
+        var lastConflictVersion: FileVersion?
     }
 
-    private let state: Mutex<State>
+    let state: Mutex<State>
     /// Serialises every read and write of the document's file.
     let io: DispatchQueue
 
@@ -225,6 +233,19 @@ open class Document<Content: Sendable>: @unchecked Sendable {
         }
     }
 
+    /// Where the document's saves keep what they replace (origin ``FileVersion/Origin/save``),
+    /// and the contents another process saved since this document read them (an unresolved
+    /// conflict version); nil (the default) keeps nothing, and such a save then fails with
+    /// `changedSinceRead` instead of overwriting. Set it before ``open()`` or the first save.
+    public var versionStore: VersionStore? {
+        get { state.withLock { $0.versionStore } }
+        set { state.withLock { $0.versionStore = newValue } }
+    }
+
+    /// The unresolved conflict version the last save made, if the item on disk was no longer
+    /// the version the document was based on (another process saved in between).
+    public var lastConflictVersion: FileVersion? { state.withLock { $0.lastConflictVersion } }
+
     /// Whether there are changes that no save has written yet.
     public var hasUnsavedChanges: Bool { state.withLock { $0.changeCount != $0.savedChangeCount } }
 
@@ -269,7 +290,9 @@ open class Document<Content: Sendable>: @unchecked Sendable {
         let format = self.format
         let opened = try await perform { () throws(DocumentKitError) in
             try self.coordinated(writing: false) { () throws(DocumentKitError) in
-                var tree = try FileWrapper(contentsOf: url)
+                // Conflict copies a sync engine left inside a package are not part of it.
+                var tree = try FileWrapper(contentsOf: url).withoutConflictCopies()
+                let base = self.baseOfItem(at: url)
                 var hasher = MemberHasher()
                 var manifested: ManifestedPackage.Opened?
                 if let format {
@@ -287,10 +310,10 @@ open class Document<Content: Sendable>: @unchecked Sendable {
                 } catch {
                     throw Self.wrap(error, operation: .open, path: url.path)
                 }
-                return (tree, content, manifested, hasher)
+                return (tree, content, manifested, hasher, base)
             }
         }
-        let (tree, content, manifested, hasher) = opened
+        let (tree, content, manifested, hasher, base) = opened
         let readOnlyMessage = manifested?.status.isReadOnly == true ? manifested?.status.message : nil
         state.withLock { state in
             state.content = content
@@ -303,6 +326,7 @@ open class Document<Content: Sendable>: @unchecked Sendable {
             state.formatStatus = manifested?.status
             state.readOnlyMessage = readOnlyMessage
             state.hasher = hasher
+            (state.baseIdentifier, state.baseDigest) = base
         }
     }
 
@@ -352,8 +376,8 @@ open class Document<Content: Sendable>: @unchecked Sendable {
                 } catch {
                     throw Self.wrap(error, operation: .save, path: url.path)
                 }
-                let saved = try self.coordinated(writing: true) { () throws(DocumentKitError) in
-                    try tree.write(to: url, options: options)
+                let (saved, conflict, base) = try self.coordinated(writing: true) { () throws(DocumentKitError) in
+                    try self.write(tree, to: url, options: options)
                 }
                 previous = saved
                 if let members = manifest?.members { hasher.rememberDigests(of: saved, members: members) }
@@ -362,6 +386,8 @@ open class Document<Content: Sendable>: @unchecked Sendable {
                     state.manifest = manifest
                     state.hasher = hasher
                     state.formatStatus?.keepsOriginalOnNextSave = false
+                    (state.baseIdentifier, state.baseDigest) = base
+                    state.lastConflictVersion = conflict
                 }
             }
             state.withLock { state in

@@ -1,3 +1,4 @@
+import DocumentKitTesting
 import FileVersions
 import Foundation
 import Testing
@@ -204,7 +205,7 @@ import Testing
         ]
         // Among equal dates the larger id counts as newer.
         let expected = ["a", "b", "c", "age-30"]
-        var generator = SplitMix64(seed: 7)
+        var generator = SeededRandom(seed: 7)
         for _ in 0..<20 {
             #expect(schedule.versionsToRemove(from: candidates.shuffled(using: &generator), now: Self.now) == expected)
         }
@@ -214,7 +215,7 @@ import Testing
 
     @Test(arguments: 0..<8)
     func randomHistoriesNeverLoseProtectedVersionsAndPruningIsIdempotent(seed: UInt64) {
-        var random = SplitMix64(seed: 0x5EED_0000 + seed)
+        var random = SeededRandom(seed: 0x5EED_0000 + seed)
         var removedCount = 0
         for _ in 0..<150 {
             let schedule = Self.randomSchedule(&random)
@@ -240,7 +241,7 @@ import Testing
     }
 
     /// A schedule of 0–3 random bands, maybe a maximum age, maybe a size limit.
-    static func randomSchedule(_ random: inout SplitMix64) -> PruningSchedule {
+    static func randomSchedule(_ random: inout SeededRandom) -> PruningSchedule {
         if random.next(upTo: 5) == 0 { return .standard }
         let bands = (0..<random.next(upTo: 4)).map { _ in
             PruningSchedule.Band(
@@ -252,7 +253,7 @@ import Testing
     }
 
     /// 0–80 versions from 60 days ago to a day in the future, some sharing a date, some protected.
-    static func randomHistory(_ random: inout SplitMix64) -> [PruningSchedule.Candidate] {
+    static func randomHistory(_ random: inout SeededRandom) -> [PruningSchedule.Candidate] {
         var dates: [TimeInterval] = []
         return (0..<random.next(upTo: 81)).map { index in
             let age: TimeInterval
@@ -268,29 +269,10 @@ import Testing
     }
 }
 
-/// A tiny seeded generator (SplitMix64), so random tests repeat exactly.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    /// A generator starting from `seed`.
-    init(seed: UInt64) { state = seed }
-
-    /// The next 64 random bits.
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+extension SeededRandom {
     /// A number in `0..<bound` (bound > 0).
-    mutating func next(upTo bound: UInt64) -> UInt64 {
-        next() % bound
-    }
+    mutating func next(upTo bound: UInt64) -> UInt64 { next() % bound }
 
     /// A number in `0..<bound` (bound > 0) as an Int.
-    mutating func next(upTo bound: Int) -> Int {
-        Int(next(upTo: UInt64(bound)))
-    }
+    mutating func next(upTo bound: Int) -> Int { Int(next() % UInt64(bound)) }
 }

@@ -1,3 +1,4 @@
+import DocumentKitTesting
 @testable import notes
 import Testing
 
@@ -171,7 +172,7 @@ import Testing
     }
 
     @Test func matchesAreAsLongAsALongestCommonSubsequenceOfRandomSequences() {
-        var random = SplitMix64(seed: 0x1C5)
+        var random = SeededRandom(seed: 0x1C5)
         for _ in 0..<300 {
             let a = (0..<random.next(upTo: 30)).map { _ in random.next(upTo: 4) }
             let b = (0..<random.next(upTo: 30)).map { _ in random.next(upTo: 4) }
@@ -208,7 +209,7 @@ import Testing
 
     @Test(arguments: 0..<8)
     func mergingWithAnUnchangedSideGivesTheChangedSide(seed: UInt64) {
-        var random = SplitMix64(seed: 0xD1FF_3000 + seed)
+        var random = SeededRandom(seed: 0xD1FF_3000 + seed)
         for _ in 0..<200 {
             let base = Self.randomText(&random)
             let x = Self.randomEdit(of: base, &random)
@@ -223,13 +224,13 @@ import Testing
     static let vocabulary = ["a", "b", "c", "", "d e", "a", "naïve ☕️", "x\r"]
 
     /// 0–12 random lines.
-    static func randomText(_ random: inout SplitMix64) -> String {
+    static func randomText(_ random: inout SeededRandom) -> String {
         let lines = (0..<random.next(upTo: 13)).map { _ in vocabulary[random.next(upTo: vocabulary.count)] }
         return join(lines, finalNewline: random.next(upTo: 4) != 0)
     }
 
     /// `text` with 0–4 random line insertions, deletions and replacements, maybe a toggled final newline.
-    static func randomEdit(of text: String, _ random: inout SplitMix64) -> String {
+    static func randomEdit(of text: String, _ random: inout SeededRandom) -> String {
         var lines = LineMerge.lines(of: text).map { $0.hasSuffix("\n") ? String($0.dropLast()) : String($0) }
         var finalNewline = text.utf8.last == UInt8(ascii: "\n")
         for _ in 0..<random.next(upTo: 5) {
@@ -250,24 +251,10 @@ import Testing
     }
 }
 
-/// A tiny seeded generator (SplitMix64), so random tests repeat exactly.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    /// A generator starting from `seed`.
-    init(seed: UInt64) { state = seed }
-
-    /// The next 64 random bits.
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+extension SeededRandom {
     /// A number in `0..<bound` (bound > 0).
-    mutating func next(upTo bound: Int) -> Int {
-        Int(next() % UInt64(bound))
-    }
+    mutating func next(upTo bound: UInt64) -> UInt64 { next() % bound }
+
+    /// A number in `0..<bound` (bound > 0) as an Int.
+    mutating func next(upTo bound: Int) -> Int { Int(next() % UInt64(bound)) }
 }

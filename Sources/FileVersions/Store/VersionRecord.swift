@@ -25,7 +25,10 @@ struct VersionRecord: Codable, Sendable, Equatable {
     /// The sync engine and copy names an adopted version came from.
     struct AdoptedFrom: Codable, Sendable, Equatable {
         var engine: String
+        /// The copies' paths relative to the library, sorted.
         var names: [String]
+        /// The devices the names carry (for Syncthing, the device whose version won), sorted.
+        var devices: [String]?
     }
 
     /// How, when and where a conflict was resolved.

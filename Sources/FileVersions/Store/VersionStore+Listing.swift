@@ -107,3 +107,37 @@ extension VersionStore {
             ancestorIdentifier: record.ancestor, resolution: record.resolution?.how)
     }
 }
+
+extension VersionStore {
+    /// The identifier the item's current version has now (see ``currentVersion(ofItemAt:)``),
+    /// or nil when there is no item: what a save compares with the version it was based on.
+    public static func currentIdentifier(ofItemAt itemURL: URL) -> String? {
+        var info = stat()
+        guard lstat(itemURL.path, &info) == 0 else { return nil }
+        return token(of: FileStatus(info))
+    }
+
+    /// A digest naming the item's contents: its manifest's SHA-256 for a package with one (the
+    /// manifest lists every member's), a file's own; nil for a package without a manifest. Two
+    /// states with the same digest are the same version even if their identifiers differ.
+    public func contentDigest(ofItemAt itemURL: URL) -> String? {
+        contentDigest(of: itemURL, isPackage: isDirectory(itemURL))
+    }
+
+    /// Keeps the item's current contents as an unresolved conflict version, without
+    /// coordinating: call it inside a coordinated write of the item, before saving over it.
+    /// The ancestor is the stored version whose contents have `ancestorDigest`, if any.
+    @discardableResult
+    public func keepConflictingVersion(ofItemAt itemURL: URL, ancestorDigest: String?) throws(DocumentKitError) -> FileVersion {
+        var ancestor: String?
+        if let ancestorDigest {
+            let suffix = "-" + ancestorDigest.prefix(16)
+            ancestor = storedVersions(of: documentKey(forItemAt: itemURL), itemURL: itemURL).0
+                .first { $0.persistentIdentifier.hasSuffix(suffix) }?.persistentIdentifier
+        }
+        var draft = VersionDraft(itemURL: itemURL, source: itemURL, origin: .conflict, isConflict: true, ancestor: ancestor)
+        draft.host = .some(nil)  // another process wrote it: who, is not known
+        draft.user = .some(nil)
+        return try makeVersion(draft)
+    }
+}

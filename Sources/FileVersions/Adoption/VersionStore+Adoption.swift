@@ -1,0 +1,215 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import DocumentKitSystem
+import FilePackages
+import Foundation
+import Logging
+
+extension VersionStore {
+    /// Adopts the conflict copies that sync engines left in `folder` (see ``ConflictCopyName``)
+    /// as unresolved conflict versions of the documents they belong to.
+    ///
+    /// - A copy beside a document (`notes.sync-conflict-20261122-101500-ABCDEFG.txt` next to
+    ///   `notes.txt`, or a copied package) becomes a conflict version of that document.
+    /// - Copies that a file-by-file engine made of a package's members, inside the package
+    ///   (`trip.note/body.sync-conflict-….md`, the manifest likewise), are assembled into one
+    ///   conflict version of the whole package: the current members with the copies in their
+    ///   place. Copies made within a minute of each other, one per member, belong together.
+    ///   They are never read as part of the current package.
+    ///
+    /// The copies are then removed from the folder (moved into the store), unless
+    /// `leavingCopiesInPlace`: adopting the same copies again gives the same versions. Adoption
+    /// is deterministic: the same copies adopted on two machines give byte-identical records,
+    /// so a store that a sync engine shares converges. A copy whose document is gone is left
+    /// alone. Each document is changed under a coordinated write.
+    ///
+    /// - Returns: The versions adopted.
+    @discardableResult
+    public func adoptConflictCopies(in folder: URL, leavingCopiesInPlace: Bool = false) throws(DocumentKitError) -> [FileVersion] {
+        let names: [String]
+        do { names = try FileManager.default.contentsOfDirectory(atPath: folder.path) } catch {
+            throw DocumentKitError(.notFound, operation: .read, path: folder.path, detail: "Can't list the folder: \(error.localizedDescription)")
+        }
+        var adopted: [FileVersion] = []
+        let present = Set(names)
+        for name in names.sorted() where name != Self.folderName && !ConflictCopyName.isEngineTemporary(name) {
+            let url = folder.appendingPathComponent(name)
+            if let copy = ConflictCopyName(parsing: name) {
+                guard present.contains(copy.originalName) else { continue }
+                do throws(DocumentKitError) {
+                    adopted.append(try adoptItemCopy(copy, at: url, item: folder.appendingPathComponent(copy.originalName), leavingInPlace: leavingCopiesInPlace))
+                } catch {
+                    Self.logger.warning("Couldn't adopt the conflict copy \(url.path): \(error.description)")
+                }
+            } else if isDirectory(url) && !name.hasPrefix(".") {
+                let copies = memberCopies(in: url)
+                guard !copies.isEmpty else { continue }
+                for group in Self.group(copies) {
+                    do throws(DocumentKitError) {
+                        adopted.append(try adoptMemberCopies(group, package: url, leavingInPlace: leavingCopiesInPlace))
+                    } catch {
+                        Self.logger.warning("Couldn't adopt the conflict copies in \(url.path): \(error.description)")
+                    }
+                }
+            }
+        }
+        return adopted
+    }
+
+    /// The conflict copies a folder's own check would find, without adopting them: for counting.
+    public func pendingConflictCopies(in folder: URL) -> [URL] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return [] }
+        let present = Set(names)
+        var found: [URL] = []
+        for name in names.sorted() where name != Self.folderName {
+            let url = folder.appendingPathComponent(name)
+            if let copy = ConflictCopyName(parsing: name), present.contains(copy.originalName) {
+                found.append(url)
+            } else if isDirectory(url) && !name.hasPrefix(".") {
+                found += memberCopies(in: url).map(\.url)
+            }
+        }
+        return found
+    }
+
+    /// A conflict copy of one member of a package.
+    struct MemberCopy {
+        var url: URL
+        /// Path components from the package to the copy's folder.
+        var folder: [String]
+        var name: ConflictCopyName
+        var date: Date
+        var memberPath: String { (folder + [name.originalName]).joined(separator: "/") }
+    }
+
+    /// Conflict copies of members anywhere inside `package` (only in packages with a manifest,
+    /// or folders holding a copy of one: a plain folder of documents is not a package).
+    func memberCopies(in package: URL) -> [MemberCopy] {
+        var found: [MemberCopy] = []
+        func walk(_ folder: URL, _ components: [String]) {
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return }
+            for name in names.sorted() where !ConflictCopyName.isEngineTemporary(name) {
+                let url = folder.appendingPathComponent(name)
+                if let copy = ConflictCopyName(parsing: name), !isDirectory(url) {
+                    // A member copy whose member is gone still belongs to the package's conflict.
+                    found.append(MemberCopy(url: url, folder: components, name: copy, date: copy.date ?? modificationDate(of: url)))
+                } else if isDirectory(url) && !name.hasPrefix(".") {
+                    walk(url, components + [name])
+                }
+            }
+        }
+        guard FileManager.default.fileExists(atPath: package.appendingPathComponent(manifestName).path) else { return [] }
+        walk(package, [])
+        return found
+    }
+
+    /// Splits member copies into conflicts: sorted by time, a new group starts after a gap of
+    /// more than a minute from the group's first copy, or at a second copy of the same member.
+    static func group(_ copies: [MemberCopy]) -> [[MemberCopy]] {
+        let sorted = copies.sorted { ($0.date, $0.url.path) < ($1.date, $1.url.path) }
+        var groups: [[MemberCopy]] = []
+        for copy in sorted {
+            if let first = groups.last?.first, copy.date.timeIntervalSince(first.date) <= 60,
+                !groups[groups.count - 1].contains(where: { $0.memberPath == copy.memberPath })
+            {
+                groups[groups.count - 1].append(copy)
+            } else {
+                groups.append([copy])
+            }
+        }
+        return groups
+    }
+
+    /// Adopts a copy of a whole document.
+    private func adoptItemCopy(_ copy: ConflictCopyName, at url: URL, item: URL, leavingInPlace: Bool) throws(DocumentKitError) -> FileVersion {
+        try coordinated(writing: item) { () throws(DocumentKitError) in
+            let isPackage = isDirectory(url)
+            let content = contentDigest(of: url, isPackage: isPackage) ?? ""
+            var draft = VersionDraft(itemURL: item, source: url, origin: .adoptedCopy, isConflict: true, ancestor: nil)
+            draft.digest = Digest.sha256(Data((copy.copyName + "\n" + content).utf8))
+            draft.modified = copy.date ?? modificationDate(of: url)
+            draft.host = .some(copy.engine == .syncthing ? nil : copy.user)
+            draft.user = .some(copy.user)
+            draft.adoptedFrom = VersionRecord.AdoptedFrom(
+                engine: copy.engine.rawValue, names: [relativePath(of: url)], devices: copy.device.map { [$0] })
+            draft.moving = !leavingInPlace
+            return try makeVersion(draft)
+        }
+    }
+
+    /// Assembles one conflict version of `package` from copies of its members.
+    private func adoptMemberCopies(_ group: [MemberCopy], package: URL, leavingInPlace: Bool) throws(DocumentKitError) -> FileVersion {
+        try coordinated(writing: package) { () throws(DocumentKitError) in
+            var tree = try FileWrapper(contentsOf: package).withoutConflictCopies()
+            var identity = ""
+            for copy in group.sorted(by: { $0.memberPath < $1.memberPath }) {
+                let member = try FileWrapper(contentsOf: copy.url)
+                Self.set(member, at: copy.folder + [copy.name.originalName], in: &tree)
+                identity += copy.memberPath + " " + copy.name.copyName + " " + (contentDigest(of: copy.url, isPackage: false) ?? "") + "\n"
+            }
+            var draft = VersionDraft(itemURL: package, source: package, origin: .adoptedCopy, isConflict: true, ancestor: nil)
+            draft.tree = tree
+            draft.digest = Digest.sha256(Data(identity.utf8))
+            draft.modified = group.map(\.date).max()
+            let users = Set(group.compactMap(\.name.user)).sorted()
+            draft.host = .some(nil)
+            draft.user = .some(users.isEmpty ? nil : users.joined(separator: ", "))
+            let devices = Set(group.compactMap(\.name.device)).sorted()
+            draft.adoptedFrom = VersionRecord.AdoptedFrom(
+                engine: group[0].name.engine.rawValue, names: group.map { relativePath(of: $0.url) }.sorted(),
+                devices: devices.isEmpty ? nil : devices)
+            let version = try makeVersion(draft)
+            if !leavingInPlace {
+                for copy in group { try? FileManager.default.removeItem(at: copy.url) }
+            }
+            return version
+        }
+    }
+
+    /// Puts `member` at `path` in `tree`, creating folders on the way.
+    static func set(_ member: FileWrapper, at path: [String], in tree: inout FileWrapper) {
+        guard let first = path.first else { return }
+        if path.count == 1 {
+            tree[first] = member
+            return
+        }
+        var child = tree[first].flatMap { $0.isDirectory ? $0 : nil } ?? FileWrapper(directoryWithFileWrappers: [:])
+        set(member, at: Array(path.dropFirst()), in: &child)
+        tree[first] = child
+    }
+
+    func relativePath(of url: URL) -> String {
+        let base = libraryURL.path.hasSuffix("/") ? libraryURL.path : libraryURL.path + "/"
+        return url.path.hasPrefix(base) ? String(url.path.dropFirst(base.count)) : url.lastPathComponent
+    }
+
+    func isDirectory(_ url: URL) -> Bool {
+        var info = stat()
+        return lstat(url.path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    func modificationDate(of url: URL) -> Date {
+        var info = stat()
+        guard lstat(url.path, &info) == 0 else { return Date(timeIntervalSince1970: 0) }
+        return Date(timeIntervalSince1970: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)
+    }
+}
+
+extension FileWrapper {
+    /// The package without the conflict copies of members and the temporary files that sync
+    /// engines leave in it, at any depth: what the package holds of its own. Documents read
+    /// packages this way, so a copy is never read as part of the current version.
+    public func withoutConflictCopies() -> FileWrapper {
+        guard let children = fileWrappers else { return self }
+        var result = self
+        for (name, child) in children {
+            if ConflictCopyName.isEngineTemporary(name) || (ConflictCopyName(parsing: name) != nil && !child.isDirectory) {
+                result[name] = nil
+            } else if child.isDirectory {
+                result[name] = child.withoutConflictCopies()
+            }
+        }
+        return result
+    }
+}
