@@ -41,7 +41,11 @@ struct Watch: AsyncParsableCommand {
     private func describe(_ event: PresentedItemEvent, titles: inout [String: String], library: NotesLibrary) async
         -> WatchLine?
     {
-        func isNote(_ url: URL) -> Bool { url.pathExtension == NoteFormat.packageExtension && !url.lastPathComponent.hasPrefix(".") }
+        // The version store's folder is hidden, and nothing in it is a note.
+        func isNote(_ url: URL) -> Bool {
+            url.pathExtension == NoteFormat.packageExtension && !url.lastPathComponent.hasPrefix(".")
+                && !url.pathComponents.contains(VersionStore.folderName)
+        }
         func currentTitle(_ url: URL) async -> String? {
             let title = try? await library.open(url).content.title
             if let title { titles[url.standardizedFileURL.path] = title }

@@ -62,8 +62,8 @@ extension NotesLibrary {
         do throws(DocumentKitError) {
             let adopted = try store.adoptConflictCopies(in: url)
             for (item, versions) in Dictionary(grouping: adopted, by: { $0.itemURL.lastPathComponent }).sorted(by: { $0.key < $1.key }) {
-                let count = versions.count == 1 ? "a conflict copy" : "\(versions.count) conflict copies"
-                warn("\(item): adopted \(count) left by a sync engine as conflict versions (`notes conflicts` lists them)")
+                let count = versions.count == 1 ? "a conflict version" : "\(versions.count) conflict versions"
+                warn("\(item): a sync engine's conflict copies became \(count) (`notes conflicts` lists them)")
             }
         } catch {
             warn("warning: sync engines' conflict copies could not be adopted: \(error)")

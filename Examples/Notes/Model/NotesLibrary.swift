@@ -132,10 +132,14 @@ struct NotesLibrary {
         }
     }
 
-    /// What a save that upgraded a note says: the original is not kept yet.
+    /// What a save that upgraded a note says: the original is kept as a version.
     static func upgradeNotice(title: String, from: Int, to: Int) -> String {
-        "“\(title)” is now in format \(to) (it was in format \(from)). The format-\(from) original is not kept: "
-            + "keeping it as a version of the note arrives with the version store (issue #5)."
+        "“\(title)” is now in format \(to) (it was in format \(from)). " + originalKept(title: title, from: from)
+    }
+
+    /// Where the original of a note upgraded from format `from` is: the save kept it as a version.
+    static func originalKept(title: String, from: Int) -> String {
+        "The format-\(from) original is kept as a version: `notes versions \(quoted(title))`."
     }
 
     /// A free package URL for a new note titled `title`.
