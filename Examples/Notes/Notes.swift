@@ -19,19 +19,50 @@ struct Notes: AsyncParsableCommand {
         version: NoteFormat.appVersion,
         subcommands: [
             Init.self, New.self, List.self, Show.self, Edit.self, Attach.self, Remove.self, Move.self, Watch.self,
-            Check.self, Migrate.self, Tour.self,
+            Versions.self, Restore.self, Conflicts.self, Resolve.self, Check.self, Migrate.self, Tour.self,
         ]
     )
 
     /// Logs warnings and errors on stderr (set NOTES_LOG_LEVEL=debug, info or notice for more), then runs.
     static func main() async {
         let level = ProcessInfo.processInfo.environment["NOTES_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
+        let explicit = ProcessInfo.processInfo.environment["NOTES_LOG_LEVEL"] != nil
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
-            return handler
+            return NotesLogHandler(base: handler, dropsListingProblems: label == "DocumentKit.VersionStore" && !explicit)
         }
         await Self.main(nil)
+    }
+}
+
+/// Logs on stderr, leaving out the version store's reports of the damaged versions it skips
+/// (`Version store: …`): the commands that list versions report those themselves, once each, as
+/// `notes: warning: version store: …`. NOTES_LOG_LEVEL set shows them too.
+struct NotesLogHandler: LogHandler {
+    var base: StreamLogHandler
+    let dropsListingProblems: Bool
+
+    var metadataProvider: Logger.MetadataProvider? {
+        get { base.metadataProvider }
+        set { base.metadataProvider = newValue }
+    }
+    var metadata: Logger.Metadata {
+        get { base.metadata }
+        set { base.metadata = newValue }
+    }
+    var logLevel: Logger.Level {
+        get { base.logLevel }
+        set { base.logLevel = newValue }
+    }
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { base[metadataKey: key] }
+        set { base[metadataKey: key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        if dropsListingProblems && event.message.description.hasPrefix("Version store:") { return }
+        base.log(event: event)
     }
 }
 
@@ -63,6 +94,16 @@ struct LibraryOptions: ParsableArguments {
     var notesLibrary: NotesLibrary {
         get throws {
             NotesLibrary(url: libraryURL, coordinator: try NotesLibrary.makeCoordinator(), readerVersion: readerVersion)
+        }
+    }
+
+    /// The library, once the conflict copies sync engines left in it are adopted as conflict
+    /// versions: what every command that reads notes works on (call it once per command).
+    var adoptedLibrary: NotesLibrary {
+        get throws {
+            let library = try notesLibrary
+            library.adoptConflictCopies()
+            return library
         }
     }
 }

@@ -80,22 +80,26 @@ import Testing
         #expect(one.status == 0 && one.stdout.contains("packing-list.note: read-write") && one.stdout.contains("3 of 3 members match"))
     }
 
-    @Test("migrate writes older notes in format 3, keeping text, tags and attachments, and says the original is not kept yet")
+    @Test("migrate writes older notes in format 3, keeping text, tags and attachments, and the original as a version")
     func migrateUpgradesOlderNotes() throws {
         try add("v1/fixtures/trip-to-lisbon.note", "v2/fixtures/groceries.note", "v3/fixtures/blank.note")
         let result = try notes.run(["migrate"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("Upgraded “Trip to Lisbon” (trip-to-lisbon.note) from format 1 to format 3"))
         #expect(result.stdout.contains("from format 2 to format 3") && result.stdout.contains("“Blank” (blank.note) is in format 3 already"))
-        #expect(result.stdout.contains("issue #5"))
+        #expect(result.stdout.contains("The format-1 original is kept as a version: `notes versions \"Trip to Lisbon\"`"))
         let trip = notes.library.appendingPathComponent("trip-to-lisbon.note")
         #expect(try FileManager.default.contentsOfDirectory(atPath: trip.path).sorted() == ["Info.json", "attachments", "attachments.json", "body.json"])
         #expect(try notes.ok(["show", "Trip to Lisbon"]) == "Pack light.\nBook the tram to Belém.\n")
         #expect(try details("Groceries")["tags"] as? [String] == ["shopping", "weekly"])
         let check = try #require(try notes.json(["check", "--json"]) as? [[String: Any]])
         #expect(check.allSatisfy { $0["outcome"] as? String == "read-write" && $0["formatVersion"] as? Int == 3 })
-        // The help says so too.
-        #expect(try notes.run(["migrate", "--help"], useLibraryFlag: false).stdout.contains("issue #5"))
+        // The original is that version, in format 1; the help says so too.
+        let versions = try #require(try notes.json(["versions", "Trip to Lisbon", "--json"]) as? [String: Any])
+        let original = try #require((versions["others"] as? [[String: Any]])?.first?["id"] as? String)
+        let old = try #require(try notes.json(["show", "Trip to Lisbon", "--version", original, "--json"]) as? [String: Any])
+        #expect(old["formatVersion"] as? Int == 1 && old["body"] as? String == "Pack light.\nBook the tram to Belém.")
+        #expect(try notes.run(["migrate", "--help"], useLibraryFlag: false).stdout.contains("kept as a version"))
     }
 
     @Test("as the reader of format 1, notes writes format 1 and refuses tags; the reader version must be 1 to 3")
@@ -117,7 +121,8 @@ import Testing
         try add("v1/fixtures/empty.note")
         let result = try notes.run(["edit", "Empty", "--append", "first line"])
         #expect(result.status == 0)
-        #expect(result.stderr.contains("now in format 3 (it was in format 1)") && result.stderr.contains("not kept"))
+        #expect(result.stderr.contains("now in format 3 (it was in format 1)") && result.stderr.contains("original is kept as a version"))
+        #expect((try #require(try notes.json(["versions", "Empty", "--json"]) as? [String: Any])["others"] as? [Any])?.count == 1)
         #expect(try details("Empty")["formatVersion"] as? Int == 3)
     }
 

@@ -129,7 +129,7 @@ extension NoteCheck {
             let steps = status.migrationSteps.isEmpty ? "" : " through \(status.migrationSteps.joined(separator: ", "))"
             message = "It is in format \(status.manifestOnDisk.formatVersion): it opens upgraded in memory to format "
                 + "\(readerVersion)\(steps), and is written in format \(readerVersion) at its next save (`notes migrate` "
-                + "saves it now). Keeping the original as a version arrives with the version store (issue #5)."
+                + "saves it now), which keeps the original as a version of the note."
         }
         self.init(
             package: url.lastPathComponent, path: url.path, title: title, outcome: outcome,

@@ -20,7 +20,7 @@ struct Edit: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let library = try options.notesLibrary
+            let library = try options.adoptedLibrary
             try checkTagsAreSupported(addedTags + removedTags, by: library)
             let entry = try await library.find(title)
             let body = set.map(text(from:))

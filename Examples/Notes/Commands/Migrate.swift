@@ -8,8 +8,8 @@ struct Migrate: AsyncParsableCommand {
         discussion: """
             Every note (or the one named) in an older format is upgraded through the registered steps and \
             saved in the current format; notes in the current format or a newer one are left alone. Other \
-            commands upgrade a note too, when they save it. The original is NOT kept: keeping it as a \
-            version of the note arrives with the version store (issue #5).
+            commands upgrade a note too, when they save it. The original is kept as a version of the note \
+            (`notes versions TITLE` lists it, `notes restore TITLE ID` brings it back).
             Exit status: 0 if every note is in the current format or newer afterwards, 65 if one can't be \
             read or upgraded.
             """)
@@ -18,7 +18,7 @@ struct Migrate: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let library = try options.notesLibrary
+            let library = try options.adoptedLibrary
             var failed = false
             for url in try await library.select(title) {
                 do { print(try await Self.migrate(url, in: library)) } catch {
@@ -42,7 +42,7 @@ struct Migrate: AsyncParsableCommand {
             try await document.save()
             let steps = status.migrationSteps.isEmpty ? "" : " (\(status.migrationSteps.joined(separator: ", ")))"
             return "Upgraded \(name) from format \(from) to format \(library.readerVersion)\(steps). "
-                + "The format-\(from) original is not kept: keeping it as a version of the note arrives with the version store (issue #5)."
+                + NotesLibrary.originalKept(title: document.content.title, from: from)
         }
     }
 }

@@ -13,7 +13,7 @@ struct New: AsyncParsableCommand {
         try await runReportingErrors {
             let trimmed = title.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !trimmed.isEmpty else { throw NotesError(.usage, "a note needs a title") }
-            let library = try options.notesLibrary
+            let library = try options.adoptedLibrary
             try checkTagsAreSupported(tags, by: library)
             let existing = try await library.entries()
             if existing.contains(where: { $0.note.title == trimmed }) {

@@ -112,9 +112,28 @@ struct TourGuide {
         say("does it now); a newer one opens read-write, read-only or not at all, as its manifest says; a note a")
         say("sync delivered half-way is refused (\"2 of 3 members match\"). `notes check` reports all of it.")
 
-        heading(7, "What is linked in")
+        heading(7, "Every save keeps the version it replaces")
+        let groceries = library.url.appendingPathComponent("groceries.note")
+        _ = try await library.edit(groceries, title: "Groceries") { $0.appendLine("Milk") }
+        _ = try await library.edit(groceries, title: "Groceries") { $0.body = "Only coffee.\n" }
+        let listing = try library.versions(of: groceries, title: "Groceries")
+        say("Edited “Groceries” twice. Each save kept the version it replaced in the library's hidden")
+        say("\(VersionStore.folderName) folder (members the versions share are hard-linked). `notes versions Groceries`:")
+        let summaries = [listing.current].compactMap { $0 }.map(VersionSummary.init) + listing.others.map(VersionSummary.init)
+        for line in VersionTable.text(summaries).split(separator: "\n") { say("  " + line) }
+        if let first = listing.others.last {
+            _ = try await library.replace(groceries, title: "Groceries", with: first)
+            let body = try await library.open(groceries).content.body
+            say("`notes restore Groceries \(first.persistentIdentifier)` brought the first version back:")
+            say("  \(body.split(separator: "\n").joined(separator: " / ")) — and kept the one it replaced: "
+                + "\(try library.versions(of: groceries, title: "Groceries").others.count) versions now.")
+        }
+        say("A conflict copy a sync engine (Syncthing, Dropbox, Nextcloud…) leaves becomes a conflict version:")
+        say("`notes conflicts` lists them, `notes resolve TITLE --keep current|ID` or `--merge` settles them.")
+
+        heading(8, "What is linked in")
         say("Archives: \(LibArchive.version) (export and import arrive in a later release).")
-        say("Try: notes --help, notes new \"Title\" --body -, notes list --json, notes show \"Title\" --json, notes check.")
+        say("Try: notes --help, notes new \"Title\" --body -, notes list --json, notes show \"Title\" --json, notes versions \"Title\", notes check.")
     }
 
     /// Leaves the state a crash between the fallback swap's two renames leaves, then opens the note.

@@ -19,7 +19,7 @@ struct Watch: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let library = try options.notesLibrary
+            let library = try options.adoptedLibrary
             var titles: [String: String] = [:]
             for entry in try await library.entries() { titles[entry.url.standardizedFileURL.path] = entry.note.title }
             let watched: URL
@@ -41,7 +41,11 @@ struct Watch: AsyncParsableCommand {
     private func describe(_ event: PresentedItemEvent, titles: inout [String: String], library: NotesLibrary) async
         -> WatchLine?
     {
-        func isNote(_ url: URL) -> Bool { url.pathExtension == NoteFormat.packageExtension && !url.lastPathComponent.hasPrefix(".") }
+        // The version store's folder is hidden, and nothing in it is a note.
+        func isNote(_ url: URL) -> Bool {
+            url.pathExtension == NoteFormat.packageExtension && !url.lastPathComponent.hasPrefix(".")
+                && !url.pathComponents.contains(VersionStore.folderName)
+        }
         func currentTitle(_ url: URL) async -> String? {
             let title = try? await library.open(url).content.title
             if let title { titles[url.standardizedFileURL.path] = title }

@@ -7,7 +7,17 @@ import Foundation
 struct NotesLibrary {
     let url: URL
     let coordinator: FileCoordinator
-    var readerVersion = NoteFormat.currentVersion
+    var readerVersion: Int
+    /// The library's version store (`.documentkit-versions` in the library folder): the notes'
+    /// previous versions and conflict versions.
+    var store: VersionStore
+
+    init(url: URL, coordinator: FileCoordinator, readerVersion: Int = NoteFormat.currentVersion) {
+        self.url = url
+        self.coordinator = coordinator
+        self.readerVersion = readerVersion
+        self.store = VersionStore(libraryURL: url, coordinator: coordinator, manifestName: NoteFormat.manifestName)
+    }
 
     /// The coordinator of this user's processes, for which `.note` folders are packages.
     static func makeCoordinator() throws -> FileCoordinator {
@@ -34,13 +44,16 @@ struct NotesLibrary {
     /// Opens the note at `url`, as format `readerVersion`.
     func open(_ url: URL) async throws(DocumentKitError) -> NoteDocument {
         let document = NoteDocument(fileURL: url, readerVersion: readerVersion, coordinator: coordinator)
+        document.versionStore = store
         try await document.open()
         return document
     }
 
     /// A new note at `url`, not saved yet, in format `readerVersion`.
     func newDocument(at url: URL, note: Note) -> NoteDocument {
-        NoteDocument(fileURL: url, content: note, readerVersion: readerVersion, coordinator: coordinator)
+        let document = NoteDocument(fileURL: url, content: note, readerVersion: readerVersion, coordinator: coordinator)
+        document.versionStore = store
+        return document
     }
 
     /// The packages in the library, sorted by name.
@@ -119,10 +132,14 @@ struct NotesLibrary {
         }
     }
 
-    /// What a save that upgraded a note says: the original is not kept yet.
+    /// What a save that upgraded a note says: the original is kept as a version.
     static func upgradeNotice(title: String, from: Int, to: Int) -> String {
-        "“\(title)” is now in format \(to) (it was in format \(from)). The format-\(from) original is not kept: "
-            + "keeping it as a version of the note arrives with the version store (issue #5)."
+        "“\(title)” is now in format \(to) (it was in format \(from)). " + originalKept(title: title, from: from)
+    }
+
+    /// Where the original of a note upgraded from format `from` is: the save kept it as a version.
+    static func originalKept(title: String, from: Int) -> String {
+        "The format-\(from) original is kept as a version: `notes versions \(quoted(title))`."
     }
 
     /// A free package URL for a new note titled `title`.

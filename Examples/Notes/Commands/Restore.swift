@@ -1,0 +1,47 @@
+import ArgumentParser
+import DocumentKit
+import Foundation
+
+struct Restore: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Bring back an older version of a note; the note as it is now is kept as a version.",
+        discussion: "The id is one of `notes versions TITLE`. The restore is a save like any other: atomic, coordinated.")
+    @OptionGroup var options: LibraryOptions
+    @Argument(help: "The note's title.") var title: String
+    @Argument(help: "The version's id.") var id: String
+
+    func run() async throws {
+        try await runReportingErrors {
+            let library = try options.adoptedLibrary
+            let entry = try await library.find(title)
+            try await entry.document.close(discardingChanges: true)
+            let version = try library.version(id, of: entry.url, title: title)
+            let name = "“\(entry.note.title)” (\(entry.url.lastPathComponent))"
+            guard !version.isCurrent else {
+                print("\(name) is at version \(id) already.")
+                return
+            }
+            let kept = try await library.replace(entry.url, title: title, with: version)
+            let date = version.modificationDate.map { " of \(VersionSummary.dateString($0))" } ?? ""
+            print("Restored \(name) to version \(id)\(date).")
+            if let kept {
+                print("The version it replaced is kept as \(kept.persistentIdentifier) (`notes restore \(NotesLibrary.quoted(entry.note.title)) \(kept.persistentIdentifier)` brings it back).")
+            }
+        }
+    }
+}
+
+extension NotesLibrary {
+    /// Replaces the note at `url` with `version`'s contents under a coordinated write, keeping
+    /// the note as it was as a version (origin `save`); returns that version.
+    func replace(_ url: URL, title: String, with version: FileVersion) async throws -> FileVersion? {
+        try await coordinator.coordinate(with: [.writingIntent(with: url)]) { _ in
+            do throws(DocumentKitError) {
+                let tree = try FileWrapper(contentsOf: version.url)
+                return try store.save(tree, to: url, options: SaveOptions(durability: store.durability), keepingReplacedAs: .save).kept
+            } catch {
+                throw NotesError(error, note: title)
+            }
+        }
+    }
+}
