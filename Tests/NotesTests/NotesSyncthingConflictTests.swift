@@ -35,7 +35,7 @@ struct NotesSyncthingConflictTests {
     @Test("a conflict made by Syncthing is adopted on both sides; resolve --keep ID keeps the conflict version everywhere")
     func keepConflictVersion() throws {
         try withPair("keepConflictVersion") { session in
-            let conflict = try makeAdoptedConflict(session)
+            let conflict = try makeAdoptedConflict(session, editing: [.a, .b])
             try session.step("resolve --keep on a, wait-sync") {
                 try session.ok(.a, ["resolve", Self.title, "--keep", conflict.id])
                 try session.pair.waitSync()
@@ -56,7 +56,8 @@ struct NotesSyncthingConflictTests {
     @Test("a conflict made by Syncthing is adopted on both sides; resolve --merge keeps both edits' lines everywhere")
     func mergeConflict() throws {
         try withPair("mergeConflict") { session in
-            let conflict = try makeAdoptedConflict(session)
+            // b edits first this time: a's later edit usually wins (the newer modification time).
+            let conflict = try makeAdoptedConflict(session, editing: [.b, .a])
             try session.step("resolve --merge on a, wait-sync") {
                 try session.ok(.a, ["resolve", Self.title, "--merge"])
                 try session.pair.waitSync()
@@ -93,8 +94,8 @@ struct NotesSyncthingConflictTests {
     /// Starts the pair, creates the note on a, syncs, edits it on both sides while disconnected,
     /// checks Syncthing's conflict copies, then adopts them on both sides (`notes conflicts`),
     /// syncs, and checks that both sides show one current version and one unresolved conflict
-    /// version, which together hold the two edits.
-    func makeAdoptedConflict(_ session: PairSession) throws -> Conflict {
+    /// version, which together hold the two edits. `editing`: the order of the two edits.
+    func makeAdoptedConflict(_ session: PairSession, editing order: [Side]) throws -> Conflict {
         let pair = session.pair
         let title = Self.title
         var package = ""
@@ -114,7 +115,7 @@ struct NotesSyncthingConflictTests {
 
         try session.step("pause, edit on both sides, scan, resume, wait-sync") {
             try pair.pause(.a)
-            for side in Side.allCases { try session.ok(side, ["edit", title, "--set", Self.edits[side]!]) }
+            for side in order { try session.ok(side, ["edit", title, "--set", Self.edits[side]!]) }
             try pair.scan()
             try pair.resume(.a)
             try pair.waitSync()
