@@ -198,6 +198,14 @@ struct NotesSyncthingConflictTests {
             copiesBySide[.a] == copiesBySide[.b],
             "the conflict copies differ: a \(copiesBySide[.a]!.sorted()), b \(copiesBySide[.b]!.sorted())")
 
+        // The copies' contents are read first: any `notes` command adopts them (moves them into the store).
+        let bodyCopy = try session.unwrap(
+            copiesBySide[.a]!.first { PairSession.syncthingCopy($0)?.original != "Info.json" }, "no conflict copy of the body")
+        var copyTexts: [Side: String] = [:]
+        for side in Side.allCases {
+            copyTexts[side] = try String(
+                contentsOf: pair.dir(side).appendingPathComponent(package).appendingPathComponent(bodyCopy), encoding: .utf8)
+        }
         // Which edit won: the current body, the same on both sides; the body's copy holds the other.
         let current = try session.body(.a, Self.title)
         let winner = try session.unwrap(
@@ -205,13 +213,10 @@ struct NotesSyncthingConflictTests {
         let loser: Side = winner == .a ? .b : .a
         let currentOnB = try session.body(.b, Self.title)
         session.expect(currentOnB == current, "a and b show different bodies after the conflict: \(currentOnB.debugDescription)")
-        let bodyCopy = try session.unwrap(
-            copiesBySide[.a]!.first { PairSession.syncthingCopy($0)?.original != "Info.json" }, "no conflict copy of the body")
         let losingLine = String(Self.edits[loser]!.split(separator: "\n").last!)
         for side in Side.allCases {
-            let text = try String(
-                contentsOf: pair.dir(side).appendingPathComponent(package).appendingPathComponent(bodyCopy), encoding: .utf8)
-            session.expect(text.contains(losingLine), "side \(side): \(bodyCopy) does not hold the losing edit (\(losingLine))")
+            session.expect(
+                copyTexts[side]!.contains(losingLine), "side \(side): \(bodyCopy) does not hold the losing edit (\(losingLine))")
         }
         let device = copiesBySide[.a]!.compactMap { PairSession.syncthingCopy($0)?.device }
         session.note(
