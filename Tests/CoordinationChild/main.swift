@@ -32,7 +32,7 @@
 //
 // Saves the package PACKAGE_NAME in LIBRARY_DIR (a `RaceNote`: a body in `body.txt` and the
 // manifest `Info.json`) ROUNDS times, as a `Document` with a coordinator on the namespace and the
-// library's version store. Round r: waits for a line on standard input (so that a test can let
+// library's version store (both write with durability `consistent`: no flushes). Round r: waits for a line on standard input (so that a test can let
 // every racer open the same state), opens the document and prints `opened r BODY <ns>` (BODY: the
 // body it read), waits for another line (the barrier: a test releases every racer at once), sets
 // the body to `TAG-r`, saves, prints `saved r TAG-r CONFLICT <ns>` (CONFLICT: the id of the
@@ -200,8 +200,9 @@ func awaitLine(_ purpose: String) {
 func race(url: URL, library: URL, rounds: Int, tag: String, coordinator: FileCoordinator) async {
     for round in 1...rounds {
         awaitLine("open round \(round)")
-        let document = RaceNote(fileURL: url, coordinator: coordinator)
-        document.versionStore = VersionStore(libraryURL: library, coordinator: coordinator)
+        // Consistent, not durable: a killed process is what the tests simulate, not a power cut.
+        let document = RaceNote(fileURL: url, saveOptions: SaveOptions(durability: .consistent), coordinator: coordinator)
+        document.versionStore = VersionStore(libraryURL: library, coordinator: coordinator, durability: .consistent)
         do { try await document.open() } catch { fail("race: round \(round): open: \(error)", status: 3) }
         say("opened \(round) \(document.content) \(monotonicNanoseconds())")
         awaitLine("save round \(round)")

@@ -26,8 +26,10 @@ struct ConcurrentVersionedSaveTests {
         init() async throws {
             fixture = try Fixture()
             url = fixture.url(ConcurrentVersionedSaveTests.packageName)
-            store = VersionStore(libraryURL: fixture.items.url, coordinator: fixture.coordinator)
-            let note = RaceNoteDocument(fileURL: url, content: "base", coordinator: fixture.coordinator)
+            // As the racers: no flushes (a killed process is what is simulated, not a power cut).
+            store = VersionStore(libraryURL: fixture.items.url, coordinator: fixture.coordinator, durability: .consistent)
+            let note = RaceNoteDocument(
+                fileURL: url, content: "base", saveOptions: SaveOptions(durability: .consistent), coordinator: fixture.coordinator)
             note.versionStore = store
             try await note.save()
             try await note.close()
@@ -70,6 +72,7 @@ struct ConcurrentVersionedSaveTests {
         var losers = [""]  // the body the winner's save kept as a conflict version, by round
         var conflictIDs = [""]  // the id of that conflict version, by round
         var secondSaveLag: [UInt64] = []  // how long after the first save the second one ended
+        var firstSaveTime: [UInt64] = []  // from the barrier to the end of the first save
         for round in 1...Self.rounds {
             var reports: [String: Report] = [:]
             for (_, child) in racers { child.release() }  // open
@@ -99,6 +102,7 @@ struct ConcurrentVersionedSaveTests {
             losers.append(first.savedBody)
             conflictIDs.append(second[0].conflict!)
             secondSaveLag.append(second[0].savedAt &- first.savedAt)
+            firstSaveTime.append(first.savedAt &- first.releasedAt)
             #expect(try library.currentBody == second[0].savedBody, "round \(round)")
         }
         for (tag, child) in racers {
@@ -143,10 +147,91 @@ struct ConcurrentVersionedSaveTests {
 
         let wins = winners.dropFirst().filter { $0.hasPrefix("A-") }.count
         let lags = secondSaveLag.sorted()
+        let firsts = firstSaveTime.sorted()
         print(
             "racing saves: \(Self.rounds) rounds, \(conflictIDs.count - 1) with a conflict; A won \(wins), B \(Self.rounds - wins);"
-                + " second save ended \(lags[lags.count / 2] / 1000) µs after the first (median), \(lags.last! / 1000) µs (max);"
+                + " first save ended \(firsts[firsts.count / 2] / 1000) µs after the barrier (median),"
+                + " the second \(lags[lags.count / 2] / 1000) µs after the first (median), \(lags.last! / 1000) µs (max);"
                 + " \(ContinuousClock.now - started)")
+    }
+}
+
+extension ConcurrentVersionedSaveTests {
+    static let killSeed = SeededRandom.seed(environment: "DK_RACE_KILL_SEED", default: 0x5A7E)
+    static let killIterations = 24
+
+    /// Hidden names (`.new-…`, staging folders) in `folder`.
+    static func hiddenNames(in folder: URL) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasPrefix(".") }.sorted()
+    }
+
+    @Test("A racer killed at a random moment of its save leaves a store without problems, a whole note, and the survivor's state kept")
+    func killedRacer() async throws {
+        let started = ContinuousClock.now
+        print("killed racer: seed \(Self.killSeed)")
+        var random = SeededRandom(seed: Self.killSeed)
+        let library = try await Library()
+        var previous = "base"  // the current body when the iteration starts
+        var outcomes: [String: Int] = [:]
+        var strandedReplaced: [String] = []  // previous states kept only in a hidden entry
+        for iteration in 1...Self.killIterations {
+            let survivor = try library.racer("A\(iteration)", rounds: 1)
+            let victim = try library.racer("B\(iteration)", rounds: 1)
+            let (saved, killed) = ("A\(iteration)-1", "B\(iteration)-1")
+            for child in [survivor, victim] { child.release() }  // open
+            for child in [survivor, victim] {
+                let words = try #require(await child.line("opened 1", timeout: .seconds(30)), "iteration \(iteration): \(child.errorOutput)")
+                #expect(words[2] == previous, "iteration \(iteration)")
+            }
+            let delay = Int.random(in: 0..<80_000, using: &random)  // µs: spans both saves
+            for child in [survivor, victim] { child.release() }  // the barrier
+            usleep(useconds_t(delay))
+            let victimReported = victim.output.contains("saved 1 ")
+            victim.killNow()
+            let words = try #require(await survivor.line("saved 1", timeout: .seconds(30)), "iteration \(iteration): \(survivor.errorOutput)")
+            #expect(await survivor.exitStatus(timeout: .seconds(30)) == 0, "iteration \(iteration): \(survivor.errorOutput)")
+            let survivorConflict = words[3] == "-" ? nil : String(words[3])
+
+            // The note opens whole (the manifest's records of every member check out).
+            let note = try await RaceNoteDocument.open(at: library.url, coordinator: library.fixture.coordinator)
+            let current = note.content
+            try await note.close()
+            let listing = try library.store.versions(ofItemAt: library.url)
+            #expect(listing.problems.isEmpty, "iteration \(iteration): \(listing.problems)")
+            var byBody: [String: [FileVersion]] = [:]
+            for version in listing.others { byBody[try library.body(of: version.url), default: []].append(version) }
+
+            // The survivor's save happened: its state is current, or the victim's save came
+            // after it, based on the iteration's base, and kept it as a conflict first.
+            #expect(current == saved || current == killed, "iteration \(iteration): current \(current)")
+            if current != saved {
+                #expect(byBody[saved]?.contains { $0.isUnresolvedConflict } == true, "iteration \(iteration): \(saved) is lost")
+            }
+            // If the survivor found the victim's state on disk, that is a conflict version now.
+            if let survivorConflict {
+                let conflict = listing.others.first { $0.persistentIdentifier == survivorConflict }
+                #expect(conflict?.isUnresolvedConflict == true, "iteration \(iteration)")
+                #expect(try conflict.map { try library.body(of: $0.url) } == killed, "iteration \(iteration)")
+            }
+            // The iteration's base was replaced by a save based on it: an ordinary version,
+            // unless that save was the victim's, killed after its rename and before the store
+            // took the replaced package (it then waits in a hidden `.new-…` entry).
+            if byBody[previous] == nil { strandedReplaced.append(previous) }
+            let victimSaved = current == killed || byBody[killed] != nil
+            let outcome = victimReported ? "victim reported its save" : victimSaved ? "victim's save landed, unreported" : "victim's save did not land"
+            outcomes[outcome, default: 0] += 1
+            previous = current
+        }
+        let storeFolder = library.store.url.appendingPathComponent("documents")
+        let documentFolders = (try? FileManager.default.contentsOfDirectory(atPath: storeFolder.path)) ?? []
+        let storeLeftovers = documentFolders.flatMap { Self.hiddenNames(in: storeFolder.appendingPathComponent($0)) }
+        let libraryLeftovers = Self.hiddenNames(in: library.fixture.items.url).filter { $0 != VersionStore.folderName }
+        // Only the victim's save can strand the previous state (see above), at most once per iteration.
+        #expect(strandedReplaced.count <= Self.killIterations)
+        print(
+            "killed racer: \(Self.killIterations) iterations, \(outcomes.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", "));"
+                + " replaced states kept only in a hidden entry: \(strandedReplaced);"
+                + " hidden leftovers: store \(storeLeftovers.count), library \(libraryLeftovers); \(ContinuousClock.now - started)")
     }
 }
 
