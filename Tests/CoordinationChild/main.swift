@@ -28,6 +28,17 @@
 // of PATH from inside the relinquish callback and prints `nested-refused` or `nested-ran`),
 // `save=TEXT` (writes TEXT to PATH when asked to save).
 //
+//     dk-coordination-child race NAMESPACE_DIR EXTS LIBRARY_DIR PACKAGE_NAME ROUNDS TAG
+//
+// Saves the package PACKAGE_NAME in LIBRARY_DIR (a `RaceNote`: a body in `body.txt` and the
+// manifest `Info.json`) ROUNDS times, as a `Document` with a coordinator on the namespace and the
+// library's version store (both write with durability `consistent`: no flushes). Round r: waits for a line on standard input (so that a test can let
+// every racer open the same state), opens the document and prints `opened r BODY <ns>` (BODY: the
+// body it read), waits for another line (the barrier: a test releases every racer at once), sets
+// the body to `TAG-r`, saves, prints `saved r TAG-r CONFLICT <ns>` (CONFLICT: the id of the
+// conflict version the save kept, or `-`), and closes the document. Exits 1 if standard input
+// closes before a round is done.
+//
 // Times are CLOCK_MONOTONIC nanoseconds, comparable across the processes of one machine; every
 // line is flushed at once. Exit status 2: bad arguments; 3: the coordination failed.
 
@@ -86,7 +97,10 @@ func hold(milliseconds: Int) {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 4 else {
-    fail("usage: hold NAMESPACE_DIR EXTS OP PATH HOLD_MS [remove] | increment NAMESPACE_DIR EXTS PATH COUNT [COORDINATED_PATH]", status: 2)
+    fail(
+        "usage: hold NAMESPACE_DIR EXTS OP PATH HOLD_MS [remove] | increment NAMESPACE_DIR EXTS PATH COUNT [COORDINATED_PATH]"
+            + " | present NAMESPACE_DIR EXTS PATH BEHAVIOUR | race NAMESPACE_DIR EXTS LIBRARY_DIR PACKAGE_NAME ROUNDS TAG",
+        status: 2)
 }
 let extensions = arguments[3] == "-" ? [] : Set(arguments[3].split(separator: ",").map(String.init))
 let coordinator: FileCoordinator
@@ -159,10 +173,69 @@ case "present":
     while read(0, &byte, 1) < 0 && errno == EINTR {}
     registration.remove()
 
+case "race":
+    guard arguments.count >= 8, let rounds = Int(arguments[6]), rounds >= 1 else { fail("race: bad arguments", status: 2) }
+    let library = URL(fileURLWithPath: arguments[4])
+    await race(
+        url: library.appendingPathComponent(arguments[5]), library: library, rounds: rounds, tag: arguments[7],
+        coordinator: coordinator)
+
 default:
     fail("unknown command \(arguments[1])", status: 2)
 }
 exit(0)
+
+/// Reads standard input up to the end of a line; exits 1 if it closes first.
+func awaitLine(_ purpose: String) {
+    var byte: UInt8 = 0
+    while true {
+        let count = read(0, &byte, 1)
+        if count < 0 && errno == EINTR { continue }
+        guard count > 0 else { fail("race: standard input closed while waiting to \(purpose)", status: 1) }
+        if byte == UInt8(ascii: "\n") { return }
+    }
+}
+
+/// The `race` mode: see the header.
+func race(url: URL, library: URL, rounds: Int, tag: String, coordinator: FileCoordinator) async {
+    for round in 1...rounds {
+        awaitLine("open round \(round)")
+        // Consistent, not durable: a killed process is what the tests simulate, not a power cut.
+        let document = RaceNote(fileURL: url, saveOptions: SaveOptions(durability: .consistent), coordinator: coordinator)
+        document.versionStore = VersionStore(libraryURL: library, coordinator: coordinator, durability: .consistent)
+        do { try await document.open() } catch { fail("race: round \(round): open: \(error)", status: 3) }
+        say("opened \(round) \(document.content) \(monotonicNanoseconds())")
+        awaitLine("save round \(round)")
+        let body = "\(tag)-\(round)"
+        do {
+            try document.update { $0 = body }
+            try await document.save()
+        } catch {
+            fail("race: round \(round): save: \(error)", status: 3)
+        }
+        say("saved \(round) \(body) \(document.lastConflictVersion?.persistentIdentifier ?? "-") \(monotonicNanoseconds())")
+        do { try await document.close() } catch { fail("race: round \(round): close: \(error)", status: 3) }
+    }
+}
+
+/// The note the `race` mode saves: a package holding the body in `body.txt` and the manifest
+/// `Info.json` (so it has a document identifier the version store knows it by).
+final class RaceNote: Document<String>, @unchecked Sendable {
+    static let raceFormat = FormatDescription(identifier: "org.documentkit.test.race-note", version: 1)
+
+    override var format: FormatDescription? { Self.raceFormat }
+
+    override func read(from fileWrapper: FileWrapper, manifest: DocumentManifest) throws -> String {
+        guard let member = fileWrapper["body.txt"] else { throw CocoaError(.fileReadCorruptFile) }
+        return String(decoding: try member.regularFileContents, as: UTF8.self)
+    }
+
+    override func fileWrapper(for body: String, manifest: inout DocumentManifest, replacing previous: FileWrapper?) throws -> FileWrapper {
+        var tree = previous ?? FileWrapper(directoryWithFileWrappers: [:])
+        tree["body.txt"] = FileWrapper(regularFileWithContents: Data(body.utf8))
+        return tree
+    }
+}
 
 /// A presenter that reports its callbacks on standard output.
 final class LoggingPresenter: FilePresenter {
