@@ -226,8 +226,11 @@ extension ConcurrentVersionedSaveTests {
         let documentFolders = (try? FileManager.default.contentsOfDirectory(atPath: storeFolder.path)) ?? []
         let storeLeftovers = documentFolders.flatMap { Self.hiddenNames(in: storeFolder.appendingPathComponent($0)) }
         let libraryLeftovers = Self.hiddenNames(in: library.fixture.items.url).filter { $0 != VersionStore.folderName }
-        // Only the victim's save can strand the previous state (see above), at most once per iteration.
-        #expect(strandedReplaced.count <= Self.killIterations)
+        // A save writes the kept version's record before it swaps, and a whole hidden entry is
+        // completed by the next reader: the previous state is lost only if the victim died in the
+        // instant between its swap and moving the replaced package into the store (the package
+        // then sits at a temporary name that the next save removes as litter).
+        #expect(strandedReplaced.count <= 1, "replaced states lost: \(strandedReplaced)")
         print(
             "killed racer: \(Self.killIterations) iterations, \(outcomes.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", "));"
                 + " replaced states kept only in a hidden entry: \(strandedReplaced);"

@@ -162,9 +162,12 @@ extension VersionStore {
         return Digest.sha256(data)
     }
 
-    /// Removes entries being built or removed (`.new-…`, `.removing-…`) that are more than an
+    /// Completes the entries being built that are whole (`.new-…` with both its record and its
+    /// contents: a save that kept the version it replaced and died before renaming it), and
+    /// removes entries being built or removed (`.new-…`, `.removing-…`) that are more than an
     /// hour old: left by a process that died.
     func removeAbandonedEntries(in folder: URL) {
+        completeInterruptedEntries(in: folder)
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return }
         let cutoff = Date().addingTimeInterval(-3600)
         for name in names where name.hasPrefix(".new-") || name.hasPrefix(".removing-") {
@@ -173,6 +176,18 @@ extension VersionStore {
             if let modified = attributes?[.modificationDate] as? Date, modified < cutoff {
                 try? FileManager.default.removeItem(at: entry)
             }
+        }
+    }
+
+    /// Renames every whole `.new-…` entry in `folder` to its id (see ``removeAbandonedEntries(in:)``).
+    func completeInterruptedEntries(in folder: URL) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return }
+        for name in names where name.hasPrefix(".new-") {
+            let entry = folder.appendingPathComponent(name)
+            guard let record = try? readRecord(in: entry),
+                FileManager.default.fileExists(atPath: entry.appendingPathComponent("item").path)
+            else { continue }
+            _ = completeEntry(entry, id: record.id, in: folder)
         }
     }
 

@@ -44,42 +44,72 @@ extension VersionStore {
         }
         let key = documentKey(forItemAt: itemURL)
         var options = options
+        // The record is written before the save, so that the replaced item, once moved into the
+        // entry, is a complete version even if this process dies before renaming the entry.
+        let documentFolder = folder(for: key)
         let temporary: URL
+        let record: VersionRecord
         do throws(DocumentKitError) {
             try prepareStore()
-            let documentFolder = folder(for: key)
             try? FileManager.default.createDirectory(at: documentFolder, withIntermediateDirectories: true)
+            removeAbandonedEntries(in: documentFolder)
+            var info = stat()
+            guard lstat(itemURL.path, &info) == 0 else {
+                throw DocumentKitError(Errno(rawValue: errno), operation: .save, path: itemURL.path, step: "reading the item to keep as a version")
+            }
+            let status = FileStatus(info)
+            let isPackage = status.kind == .directory
+            let modified = Date(timeIntervalSince1970: Double(status.modificationTime) / 1e9)
+            let id = VersionIdentifier.make(date: modified, digest: contentDigest(of: itemURL, isPackage: isPackage))
+            if let existing = existingVersion(id, in: documentFolder, itemURL: itemURL) {
+                return (try tree.write(to: itemURL, options: options), existing)  // kept already
+            }
+            record = VersionRecord(
+                id: id, documentIdentifier: key.identifier, kind: isPackage ? "package" : "file",
+                name: itemURL.lastPathComponent, origin: origin, modified: RecordDate.string(modified),
+                host: isConflict ? nil : savingComputerName, user: isConflict ? nil : savingUser, conflict: isConflict,
+                resolved: false, discardable: false, ancestor: ancestorIdentifier, adoptedFrom: nil, resolution: nil)
             temporary = temporaryEntryURL(in: documentFolder, purpose: "new")
             do { try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: false) } catch {
                 throw DocumentKitError(.ioError, operation: .save, path: temporary.path, detail: error.localizedDescription)
             }
+            try writeRecord(record, in: temporary)
         } catch {
             Self.logger.warning("Saving \(itemURL.path) without keeping the previous version: \(error.description)")
             return (try tree.write(to: itemURL, options: options), nil)
         }
-        let kept = temporary.appendingPathComponent("item")
-        options.replacedItemDestination = kept
+        let contents = temporary.appendingPathComponent("item", isDirectory: record.kind == "package")
+        options.replacedItemDestination = contents
         let saved: FileWrapper
         do { saved = try tree.write(to: itemURL, options: options) } catch {
             try? FileManager.default.removeItem(at: temporary)
             throw error
         }
-        guard FileManager.default.fileExists(atPath: kept.path) else {
+        guard FileManager.default.fileExists(atPath: contents.path) else {
             try? FileManager.default.removeItem(at: temporary)
             return (saved, nil)
         }
-        do throws(DocumentKitError) {
-            var draft = VersionDraft(itemURL: itemURL, source: kept, origin: origin, isConflict: isConflict, ancestor: ancestorIdentifier)
-            draft.moving = true
-            draft.key = key
-            let version = try makeVersion(draft)
-            try? FileManager.default.removeItem(at: temporary)
-            return (saved, version)
-        } catch {
-            try? FileManager.default.removeItem(at: temporary)
-            Self.logger.warning("Saved \(itemURL.path); keeping the previous version failed: \(error.description)")
+        guard completeEntry(temporary, id: record.id, in: documentFolder) else {
+            Self.logger.warning("Saved \(itemURL.path); the previous version is in \(temporary.path), to be completed later")
             return (saved, nil)
         }
+        synchronize(documentFolder)
+        let final = documentFolder.appendingPathComponent(record.id, isDirectory: true)
+        let version = Self.version(from: record, itemURL: itemURL, contents: final.appendingPathComponent("item", isDirectory: record.kind == "package"))
+        if !isConflict { prune(key: key, itemURL: itemURL) }
+        return (saved, version)
+    }
+
+    /// Renames a complete hidden entry (record and contents) to `id`; if `id` is there already,
+    /// removes the hidden one. False when neither could be done.
+    func completeEntry(_ temporary: URL, id: String, in folder: URL) -> Bool {
+        let final = folder.appendingPathComponent(id, isDirectory: true)
+        if rename(temporary.path, final.path) == 0 { return true }
+        if existingVersion(id, in: folder, itemURL: final) != nil {
+            try? FileManager.default.removeItem(at: temporary)
+            return true
+        }
+        return false
     }
 
     /// Marks a conflict version resolved, recording how: it leaves the unresolved conflicts and

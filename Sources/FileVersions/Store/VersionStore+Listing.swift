@@ -55,6 +55,7 @@ extension VersionStore {
     /// Every readable version of `key`, newest first, and what could not be read.
     func storedVersions(of key: DocumentKey, itemURL: URL, reporting: Bool = true) -> ([FileVersion], [DocumentKitError]) {
         let folder = folder(for: key)
+        completeInterruptedEntries(in: folder)
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return ([], []) }
         var versions: [FileVersion] = []
         var problems: [DocumentKitError] = []
@@ -77,6 +78,7 @@ extension VersionStore {
                     throw DocumentKitError(.notFound, operation: .read, path: item.path, detail: "The version's contents are gone.")
                 }
                 versions.append(Self.version(from: record, itemURL: itemURL, contents: item))
+                removeConflictCopiesOfRecord(in: entry)
             } catch {
                 problems.append(error)
             }
@@ -86,6 +88,16 @@ extension VersionStore {
         }
         versions.sort { ($0.modificationDate ?? .distantPast, $0.persistentIdentifier) > ($1.modificationDate ?? .distantPast, $1.persistentIdentifier) }
         return (versions, problems)
+    }
+
+    /// Removes the conflict copies a sync engine made of a version's record (`record.sync-conflict-….json`):
+    /// two machines that kept the same version (the same id: the same contents) wrote records
+    /// that differ only in when and where; the one in place is as good.
+    func removeConflictCopiesOfRecord(in entry: URL) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: entry.path), names.count > 2 else { return }
+        for name in names where ConflictCopyName(parsing: name)?.originalName == VersionRecord.fileName {
+            try? FileManager.default.removeItem(at: entry.appendingPathComponent(name))
+        }
     }
 
     func readRecord(in entry: URL) throws(DocumentKitError) -> VersionRecord {
