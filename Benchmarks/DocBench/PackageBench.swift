@@ -148,16 +148,7 @@ final class PackageBench {
 
     /// Untimed: `pkg` with N files of `size` bytes, each starting with its index.
     private func buildPackage(in parent: CInt, path: String) throws(BenchError) {
-        try check(mkdirat(parent, "pkg", 0o755), "mkdir \(path)/pkg")
-        let package = try check(openat(parent, "pkg", O_RDONLY | O_DIRECTORY | O_CLOEXEC), "open \(path)/pkg")
-        defer { close(package) }
-        for i in 0..<count {
-            let fd = try check(openat(package, names[i], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644), "create member \(i)")
-            var index = UInt32(i)
-            withUnsafeBytes(of: &index) { buffer.copyMemory(from: $0.baseAddress!, byteCount: Swift.min(4, size)) }
-            try writeAll(fd, buffer, size, "write member \(i)")
-            close(fd)
-        }
+        try buildBenchPackage(in: parent, path: path, count: count, size: size, names: names)
     }
 
     /// The changed member's new contents in round `round` (its first 64 bytes mark the round).

@@ -6,7 +6,7 @@ import Glibc
 import Foundation
 
 let usage = """
-    usage: docbench <save | file | coordinate | notify | roundtrip | presenters | all> [options]
+    usage: docbench <save | file | coordinate | notify | roundtrip | presenters | versions | all> [options]
 
       save   package of N files, one changed per save: DocumentKit vs full copy vs floor
       file   one file replaced: DocumentKit (durable, consistent) vs Foundation .atomic vs floor
@@ -14,13 +14,16 @@ let usage = """
       notify      presenter change notice after an uncoordinated write vs raw inotify
       roundtrip   coordinated read asking a presenter in another process vs a socket round trip
       presenters  memory and time of 10,000 presenters in one process
-      all    all three
+      versions    disk and time of 100 saves of the package with every version kept vs none
+      all    all of them
 
     options:
-      -i, --iterations K      timed rounds (default: 11 for save, 200 for file; `all` uses
-                              it for save, see --file-iterations)
+      -i, --iterations K      timed rounds (default: 11 for save, 200 for file, 100 saves per
+                              round for versions; `all` uses it for save, see --file-iterations)
       --file-iterations K     timed rounds of `file` under `all` (default 200)
-      --copy-iterations K     timed full-copy saves (default 3; they take seconds each)
+      --copy-iterations K     timed full-copy saves (default 3; they take seconds each); for
+                              `versions`, full copies of the package per round
+      --rounds R              rounds of `versions` (default 2), each with fresh packages
       -n, --count N           files in the package (default 10000)
       -s, --size BYTES        size of each file (default 4096)
       -w, --work-dir DIR      where to create the work folder (default /tmp)
@@ -36,6 +39,7 @@ struct Options {
     var iterations: Int?
     var fileIterations: Int?
     var copyIterations = 3
+    var rounds = 2
     var count = 10_000
     var size = 4096
     var workDirectory: String?
@@ -67,11 +71,13 @@ func parse(_ arguments: [String]) -> Options {
         switch argument {
         case "save" where options.command.isEmpty, "file" where options.command.isEmpty, "all" where options.command.isEmpty,
             "coordinate" where options.command.isEmpty, "notify" where options.command.isEmpty,
-            "roundtrip" where options.command.isEmpty, "presenters" where options.command.isEmpty:
+            "roundtrip" where options.command.isEmpty, "presenters" where options.command.isEmpty,
+            "versions" where options.command.isEmpty:
             options.command = argument
         case "-i", "--iterations": options.iterations = number(argument, minimum: 1)
         case "--file-iterations": options.fileIterations = number(argument, minimum: 1)
         case "--copy-iterations": options.copyIterations = number(argument, minimum: 1)
+        case "--rounds": options.rounds = number(argument, minimum: 1)
         case "-n", "--count": options.count = number(argument, minimum: 2)
         case "-s", "--size": options.size = number(argument, minimum: 1)
         case "-w", "--work-dir": options.workDirectory = value(argument)
@@ -142,6 +148,11 @@ do {
     }
     if wants("coordinate") {
         try measure(CoordinationBench(rounds: options.command == "coordinate" ? options.iterations ?? 21 : 21, work: work))
+    }
+    if wants("versions") {
+        try measure(VersionsBench(
+            count: options.count, size: options.size, saves: options.command == "versions" ? options.iterations ?? 100 : 100,
+            rounds: options.rounds, copies: options.copyIterations, work: work, keep: options.keep))
     }
 } catch {
     work.remove()
