@@ -276,3 +276,36 @@ extension SeededRandom {
     /// A number in `0..<bound` (bound > 0) as an Int.
     mutating func next(upTo bound: Int) -> Int { Int(next() % UInt64(bound)) }
 }
+
+/// The shortcut a store takes before reading its records.
+@Suite struct PruningShortcutTests {
+    let now = Date(timeIntervalSince1970: 2_000_000_000)
+
+    @Test func versionsAllInsideTheKeepEverythingBandCanBeLeftWithoutReadingThem() {
+        let dates = (0..<100).map { now.addingTimeInterval(-Double($0) * 30) }  // the last 50 minutes
+        #expect(!PruningSchedule.standard.mayRemove(fromVersionsDated: dates, now: now))
+        #expect(PruningSchedule.standard.mayRemove(fromVersionsDated: dates + [now.addingTimeInterval(-3601)], now: now))
+    }
+
+    @Test func keepAllNeverRemovesAndASizeLimitAlwaysMight() {
+        let dates = [now, now.addingTimeInterval(-1e7)]
+        #expect(!PruningSchedule.keepAll.mayRemove(fromVersionsDated: dates, now: now))
+        #expect(PruningSchedule(bands: [], maximumBytes: 10).mayRemove(fromVersionsDated: dates, now: now))
+        #expect(!PruningSchedule.standard.mayRemove(fromVersionsDated: [now.addingTimeInterval(-1e7)], now: now))
+    }
+
+    @Test func theShortcutNeverHidesARemovalTheScheduleWouldMake() {
+        var random = SeededRandom(seed: 77)
+        for _ in 0..<300 {
+            let count = Int(random.next() % 30) + 1
+            let candidates = (0..<count).map { index in
+                PruningSchedule.Candidate(id: "v\(index)", date: now.addingTimeInterval(-Double(random.next() % 400_000)), bytes: 0)
+            }
+            for schedule in [PruningSchedule.standard, .keepAll, PruningSchedule(bands: [.init(until: 600, interval: 0), .init(until: 86_400, interval: 3600)], maximumAge: 50_000)] {
+                if !schedule.versionsToRemove(from: candidates, now: now).isEmpty {
+                    #expect(schedule.mayRemove(fromVersionsDated: candidates.map(\.date), now: now))
+                }
+            }
+        }
+    }
+}

@@ -147,3 +147,19 @@ public struct PruningSchedule: Sendable, Hashable, Codable {
         lhs.date != rhs.date ? lhs.date > rhs.date : lhs.id > rhs.id
     }
 }
+
+extension PruningSchedule {
+    /// Whether the schedule could remove anything from versions of these dates, at `now`,
+    /// without knowing more about them: false when there is no size limit and every date is
+    /// young enough for a band that keeps everything (or nothing is ever removed). Lets a store
+    /// skip reading its records.
+    public func mayRemove(fromVersionsDated dates: [Date], now: Date) -> Bool {
+        if maximumBytes != nil { return dates.count > 1 }
+        if bands.isEmpty && maximumAge == nil { return false }
+        guard dates.count > 1 else { return false }
+        let keepAllUntil = bands.sorted { ($0.until, $0.interval) < ($1.until, $1.interval) }
+            .prefix { $0.interval == 0 }.last?.until ?? 0
+        let limit = min(keepAllUntil, maximumAge ?? .infinity)
+        return dates.contains { now.timeIntervalSince($0) >= limit }
+    }
+}

@@ -22,6 +22,23 @@ enum VersionIdentifier {
         return String(format: "%04d", c.year ?? 1970) + two(c.month) + two(c.day) + "T" + two(c.hour) + two(c.minute) + two(c.second) + "Z"
     }
 
+    /// The date an id holds (to the second), or nil for a name that is not an id.
+    static func date(of id: String) -> Date? {
+        guard isValid(id) else { return nil }
+        let digits = Array(id.utf8).map { Int($0) - 48 }
+        func number(_ range: Range<Int>) -> Int { range.reduce(0) { $0 * 10 + digits[$1] } }
+        var components = DateComponents()
+        (components.year, components.month, components.day) = (number(0..<4), number(4..<6), number(6..<8))
+        (components.hour, components.minute, components.second) = (number(9..<11), number(11..<13), number(13..<15))
+        return utcCalendar.date(from: components)
+    }
+
+    private static let utcCalendar: Calendar = {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        return calendar
+    }()
+
     /// Whether `id` has the form above (so that it is safe as a folder name).
     static func isValid(_ id: String) -> Bool {
         let bytes = Array(id.utf8)

@@ -72,21 +72,53 @@ struct VersionRecord: Codable, Sendable, Equatable {
     }
 }
 
-/// Dates in records: ISO 8601 in UTC with milliseconds (`2026-11-22T10:15:00.123Z`).
+/// Dates in records: ISO 8601 in UTC with milliseconds (`2026-11-22T10:15:00.123Z`), written and
+/// read by hand (a formatter per record costs more than the rest of reading it).
 enum RecordDate {
+    private static let calendar: Calendar = {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        return calendar
+    }()
+
     static func string(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        return formatter.string(from: date)
+        let seconds = date.timeIntervalSince1970.rounded(.down)
+        let milliseconds = min(999, Int(((date.timeIntervalSince1970 - seconds) * 1000).rounded()))
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: Date(timeIntervalSince1970: seconds))
+        func pad(_ value: Int?, _ width: Int) -> String {
+            let text = String(value ?? 0)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(pad(c.year, 4))-\(pad(c.month, 2))-\(pad(c.day, 2))T\(pad(c.hour, 2)):\(pad(c.minute, 2)):\(pad(c.second, 2)).\(pad(milliseconds, 3))Z"
     }
 
     static func date(_ string: String?) -> Date? {
         guard let string else { return nil }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = formatter.date(from: string) { return date }
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.date(from: string)
+        let bytes = Array(string.utf8)
+        // YYYY-MM-DDTHH:MM:SS[.fff]Z
+        guard bytes.count == 20 || bytes.count == 24, bytes[4] == 0x2D, bytes[7] == 0x2D, bytes[10] == 0x54,
+            bytes[13] == 0x3A, bytes[16] == 0x3A, bytes.last == 0x5A
+        else { return nil }
+        func number(_ range: Range<Int>) -> Int? {
+            var value = 0
+            for index in range {
+                guard bytes[index] >= 0x30 && bytes[index] <= 0x39 else { return nil }
+                value = value * 10 + Int(bytes[index] - 0x30)
+            }
+            return value
+        }
+        var components = DateComponents()
+        guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10), let hour = number(11..<13),
+            let minute = number(14..<16), let second = number(17..<19)
+        else { return nil }
+        var milliseconds = 0
+        if bytes.count == 24 {
+            guard bytes[19] == 0x2E, let value = number(20..<23) else { return nil }
+            milliseconds = value
+        }
+        (components.year, components.month, components.day) = (year, month, day)
+        (components.hour, components.minute, components.second) = (hour, minute, second)
+        guard let date = calendar.date(from: components) else { return nil }
+        return date.addingTimeInterval(Double(milliseconds) / 1000)
     }
 }
