@@ -110,9 +110,11 @@ let package = Package(
         // A child process for the coordination tests: takes a coordination, reports, holds it.
         .executableTarget(
             name: "dk-coordination-child",
-            dependencies: ["DocumentKit"],
+            dependencies: ["DocumentKit", "RaceTestSupport"],
             path: "Tests/CoordinationChild"
         ),
+        // The document two processes race to save (the child and ConcurrentVersionedSaveTests).
+        .target(name: "RaceTestSupport", dependencies: ["DocumentKit"], path: "Tests/RaceTestSupport"),
         // The states the crash child saves and the crash test checks.
         .target(name: "CrashTestSupport", path: "Tests/CrashTestSupport"),
 
@@ -127,7 +129,7 @@ let package = Package(
         .testTarget(
             name: "FileCoordinationTests",
             dependencies: [
-                "DocumentKit", "FileCoordination", "DocumentKitTesting", "dk-coordination-child",
+                "DocumentKit", "FileCoordination", "DocumentKitTesting", "dk-coordination-child", "RaceTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -26,43 +26,12 @@ struct Notes: AsyncParsableCommand {
     /// Logs warnings and errors on stderr (set NOTES_LOG_LEVEL=debug, info or notice for more), then runs.
     static func main() async {
         let level = ProcessInfo.processInfo.environment["NOTES_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
-        let explicit = ProcessInfo.processInfo.environment["NOTES_LOG_LEVEL"] != nil
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
-            return NotesLogHandler(base: handler, dropsListingProblems: label == "DocumentKit.VersionStore" && !explicit)
+            return handler
         }
         await Self.main(nil)
-    }
-}
-
-/// Logs on stderr, leaving out the version store's reports of the damaged versions it skips
-/// (`Version store: …`): the commands that list versions report those themselves, once each, as
-/// `notes: warning: version store: …`. NOTES_LOG_LEVEL set shows them too.
-struct NotesLogHandler: LogHandler {
-    var base: StreamLogHandler
-    let dropsListingProblems: Bool
-
-    var metadataProvider: Logger.MetadataProvider? {
-        get { base.metadataProvider }
-        set { base.metadataProvider = newValue }
-    }
-    var metadata: Logger.Metadata {
-        get { base.metadata }
-        set { base.metadata = newValue }
-    }
-    var logLevel: Logger.Level {
-        get { base.logLevel }
-        set { base.logLevel = newValue }
-    }
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { base[metadataKey: key] }
-        set { base[metadataKey: key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        if dropsListingProblems && event.message.description.hasPrefix("Version store:") { return }
-        base.log(event: event)
     }
 }
 

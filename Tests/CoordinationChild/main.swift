@@ -30,7 +30,7 @@
 //
 //     dk-coordination-child race NAMESPACE_DIR EXTS LIBRARY_DIR PACKAGE_NAME ROUNDS TAG
 //
-// Saves the package PACKAGE_NAME in LIBRARY_DIR (a `RaceNote`: a body in `body.txt` and the
+// Saves the package PACKAGE_NAME in LIBRARY_DIR (a `RaceNoteDocument` (RaceTestSupport): a body in `body.txt` and the
 // manifest `Info.json`) ROUNDS times, as a `Document` with a coordinator on the namespace and the
 // library's version store (both write with durability `consistent`: no flushes). Round r: waits for a line on standard input (so that a test can let
 // every racer open the same state), opens the document and prints `opened r BODY <ns>` (BODY: the
@@ -46,6 +46,7 @@
 import Glibc
 #endif
 import DocumentKit
+import RaceTestSupport
 import Foundation
 
 func monotonicNanoseconds() -> UInt64 {
@@ -201,7 +202,7 @@ func race(url: URL, library: URL, rounds: Int, tag: String, coordinator: FileCoo
     for round in 1...rounds {
         awaitLine("open round \(round)")
         // Consistent, not durable: a killed process is what the tests simulate, not a power cut.
-        let document = RaceNote(fileURL: url, saveOptions: SaveOptions(durability: .consistent), coordinator: coordinator)
+        let document = RaceNoteDocument(fileURL: url, saveOptions: SaveOptions(durability: .consistent), coordinator: coordinator)
         document.versionStore = VersionStore(libraryURL: library, coordinator: coordinator, durability: .consistent)
         do { try await document.open() } catch { fail("race: round \(round): open: \(error)", status: 3) }
         say("opened \(round) \(document.content) \(monotonicNanoseconds())")
@@ -215,25 +216,6 @@ func race(url: URL, library: URL, rounds: Int, tag: String, coordinator: FileCoo
         }
         say("saved \(round) \(body) \(document.lastConflictVersion?.persistentIdentifier ?? "-") \(monotonicNanoseconds())")
         do { try await document.close() } catch { fail("race: round \(round): close: \(error)", status: 3) }
-    }
-}
-
-/// The note the `race` mode saves: a package holding the body in `body.txt` and the manifest
-/// `Info.json` (so it has a document identifier the version store knows it by).
-final class RaceNote: Document<String>, @unchecked Sendable {
-    static let raceFormat = FormatDescription(identifier: "org.documentkit.test.race-note", version: 1)
-
-    override var format: FormatDescription? { Self.raceFormat }
-
-    override func read(from fileWrapper: FileWrapper, manifest: DocumentManifest) throws -> String {
-        guard let member = fileWrapper["body.txt"] else { throw CocoaError(.fileReadCorruptFile) }
-        return String(decoding: try member.regularFileContents, as: UTF8.self)
-    }
-
-    override func fileWrapper(for body: String, manifest: inout DocumentManifest, replacing previous: FileWrapper?) throws -> FileWrapper {
-        var tree = previous ?? FileWrapper(directoryWithFileWrappers: [:])
-        tree["body.txt"] = FileWrapper(regularFileWithContents: Data(body.utf8))
-        return tree
     }
 }
 

@@ -8,6 +8,7 @@
 import Glibc
 #endif
 import DocumentKit
+import RaceTestSupport
 import DocumentKitTesting
 import Foundation
 import Testing
@@ -235,25 +236,6 @@ extension ConcurrentVersionedSaveTests {
             "killed racer: \(Self.killIterations) iterations, \(outcomes.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", "));"
                 + " replaced states kept only in a hidden entry: \(strandedReplaced);"
                 + " hidden leftovers: store \(storeLeftovers.count), library \(libraryLeftovers); \(ContinuousClock.now - started)")
-    }
-}
-
-/// The note `dk-coordination-child race` saves (the child has its own copy): a package holding
-/// the body in `body.txt` and the manifest `Info.json`.
-final class RaceNoteDocument: Document<String>, @unchecked Sendable {
-    static let raceFormat = FormatDescription(identifier: "org.documentkit.test.race-note", version: 1)
-
-    override var format: FormatDescription? { Self.raceFormat }
-
-    override func read(from fileWrapper: FileWrapper, manifest: DocumentManifest) throws -> String {
-        guard let member = fileWrapper["body.txt"] else { throw CocoaError(.fileReadCorruptFile) }
-        return String(decoding: try member.regularFileContents, as: UTF8.self)
-    }
-
-    override func fileWrapper(for body: String, manifest: inout DocumentManifest, replacing previous: FileWrapper?) throws -> FileWrapper {
-        var tree = previous ?? FileWrapper(directoryWithFileWrappers: [:])
-        tree["body.txt"] = FileWrapper(regularFileWithContents: Data(body.utf8))
-        return tree
     }
 }
 

@@ -83,8 +83,9 @@ extension VersionStore {
                 problems.append(error)
             }
         }
+        // Callers get the problems; the log has them at notice level, for apps that don't look.
         for problem in problems where reporting {
-            Self.logger.warning("Version store: \(problem.description)\(problem.description.contains("skipped") ? "" : " It is skipped.")")
+            Self.logger.notice("Version store: \(problem.description)\(problem.description.contains("skipped") ? "" : " It is skipped.")")
         }
         versions.sort { ($0.modificationDate ?? .distantPast, $0.persistentIdentifier) > ($1.modificationDate ?? .distantPast, $1.persistentIdentifier) }
         return (versions, problems)
