@@ -187,6 +187,22 @@ open class Document<Content: Sendable>: @unchecked Sendable {
         try fileWrapper(for: content, replacing: previous)
     }
 
+    /// Merges a conflict version into the current content, for
+    /// ``resolveConflict(_:by:)`` with ``ConflictResolution/merge``. Override it; the default
+    /// throws (the document type doesn't merge).
+    ///
+    /// - Parameters:
+    ///   - current: The document's content now.
+    ///   - other: The conflict version's content.
+    ///   - ancestor: The content both descend from, when the version store knows it (nil: merge
+    ///     two ways, keeping what differs from both sides).
+    /// - Returns: The merged content, which the document then saves.
+    open func merge(_ current: Content, with other: Content, ancestor: Content?) throws -> Content {
+        throw DocumentKitError(
+            .invalidArgument, operation: .save, path: fileURL.path, originalIsIntact: true,
+            detail: "\(type(of: self)) doesn't merge conflict versions: override merge(_:with:ancestor:).")
+    }
+
     // MARK: Content and changes
 
     /// The current content. Reading it before the document is open is a programming error.
@@ -336,10 +352,13 @@ open class Document<Content: Sendable>: @unchecked Sendable {
     /// disk as it was and the edits in memory; ``documentState`` then contains `savingError`.
     ///
     /// With a ``format``, the save writes the manifest last, inside the new tree: an older
-    /// document is written in this app's version (``FormatStatus/keepsOriginalOnNextSave`` asks
-    /// for the original to be kept as a version; the version store that keeps it is still to come),
-    /// a newer one keeps its version and everything
+    /// document is written in this app's version, a newer one keeps its version and everything
     /// this app doesn't understand.
+    ///
+    /// With a ``versionStore``, the version the save replaces is kept in it (so an older
+    /// document's original survives its migration), and if another process saved the file since
+    /// this document read or wrote it, that state is first kept as an unresolved conflict version
+    /// (``lastConflictVersion``). Without a store, that case fails with `changedSinceRead`.
     ///
     /// - Throws: ``DocumentKitError`` naming the file; `readOnlyDocument` for a document that
     ///   may be read but not changed (nothing is written).

@@ -24,8 +24,10 @@ public struct FormatStatus: Sendable {
     public let migrationSteps: [String]
     /// The format version the document had on disk, when it was migrated; nil otherwise.
     public let migratedFromFormatVersion: Int?
-    /// Whether the next save must keep the document as it was before the migration (a version
-    /// of it: the version store, issue #5, keeps it). False once a save wrote the new version.
+    /// Whether the next save replaces the document as it was before the migration: a document
+    /// with a ``Document/versionStore`` keeps that original as a version (every save keeps the
+    /// version it replaces); without one, the original is gone after the save. False once a
+    /// save wrote the new version.
     public internal(set) var keepsOriginalOnNextSave: Bool
 
     /// Whether the document may be read but not saved: `update(_:)` and

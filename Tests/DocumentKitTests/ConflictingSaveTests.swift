@@ -92,3 +92,72 @@ import Testing
         #expect(try store.versions(ofItemAt: url).unresolvedConflicts.isEmpty)
     }
 }
+
+/// Resolving a conflict version: keep the current content, take the version's, or merge.
+@Suite struct ConflictResolutionTests {
+    /// A document whose second save met the first's: one unresolved conflict version ("first").
+    static func documentWithConflict(in folder: TemporaryDirectory) async throws -> (VersionedTextDocument, FileVersion, VersionStore) {
+        let store = VersionStore(libraryURL: folder.url)
+        let (_, first, second) = try await ConflictingSaveTests.twoOpenDocuments(in: folder, store: store)
+        try first.update { $0.text = "base\nfirst" }
+        try await first.save()
+        try second.update { $0.text = "base\nsecond" }
+        try await second.save()
+        return (second, try #require(second.lastConflictVersion), store)
+    }
+
+    @Test func keepingTheCurrentContentMarksTheVersionResolvedAndChangesNothing() async throws {
+        let folder = try TemporaryDirectory()
+        let (document, conflict, store) = try await Self.documentWithConflict(in: folder)
+        try await document.resolveConflict(conflict, by: .keepCurrent)
+        #expect(try document.unresolvedConflictVersions().isEmpty)
+        #expect(try ConflictingSaveTests.text(document.fileURL) == "base\nsecond")
+        let resolved = try #require(try store.version(ofItemAt: document.fileURL, withPersistentIdentifier: conflict.persistentIdentifier))
+        #expect(resolved.isConflict && resolved.isResolved && resolved.resolution == .keptCurrent)
+    }
+
+    @Test func keepingTheConflictVersionSavesItsContentAndKeepsTheCurrentAsAVersion() async throws {
+        let folder = try TemporaryDirectory()
+        let (document, conflict, store) = try await Self.documentWithConflict(in: folder)
+        try await document.resolveConflict(conflict, by: .keepConflictVersion)
+        #expect(document.content.text == "base\nfirst")
+        #expect(try ConflictingSaveTests.text(document.fileURL) == "base\nfirst")
+        let others = try store.versions(ofItemAt: document.fileURL).others
+        #expect(try others.contains { try ConflictingSaveTests.text($0.url) == "base\nsecond" && !$0.isConflict })
+        #expect(others.first { $0.persistentIdentifier == conflict.persistentIdentifier }?.resolution == .keptThis)
+    }
+
+    @Test func mergingGivesTheSubclassTheCommonAncestorAndSavesTheResult() async throws {
+        let folder = try TemporaryDirectory()
+        let (document, conflict, _) = try await Self.documentWithConflict(in: folder)
+        try await document.resolveConflict(conflict, by: .merge)
+        // With the ancestor ("base") known, the merge adds only "first"; without it, it would say so.
+        #expect(document.content.text == "base\nsecond\nfirst")
+        #expect(try ConflictingSaveTests.text(document.fileURL) == "base\nsecond\nfirst")
+        #expect(try document.unresolvedConflictVersions().isEmpty)
+    }
+
+    @Test func aDocumentThatDoesNotMergeSaysSoAndLeavesTheConflictUnresolved() async throws {
+        final class PlainText: Document<String>, @unchecked Sendable {
+            override func read(from fileWrapper: FileWrapper) throws -> String { String(decoding: try fileWrapper.regularFileContents, as: UTF8.self) }
+            override func fileWrapper(for content: String, replacing previous: FileWrapper?) throws -> FileWrapper {
+                FileWrapper(regularFileWithContents: Data(content.utf8))
+            }
+        }
+        let folder = try TemporaryDirectory()
+        let url = folder.appending("a.txt")
+        try Data("base".utf8).write(to: url)
+        let store = VersionStore(libraryURL: folder.url)
+        let document = PlainText(fileURL: url)
+        document.versionStore = store
+        try await document.open()
+        try Data("theirs".utf8).write(to: url)
+        try document.update { $0 = "mine" }
+        try await document.save()
+        let conflict = try #require(document.lastConflictVersion)
+        let error = await #expect(throws: DocumentKitError.self) { try await document.resolveConflict(conflict, by: .merge) }
+        #expect(error?.detail?.contains("merge") == true)
+        #expect(try document.unresolvedConflictVersions().count == 1)
+        #expect(try String(contentsOf: url, encoding: .utf8) == "mine")
+    }
+}

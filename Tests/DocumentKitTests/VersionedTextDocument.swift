@@ -80,6 +80,20 @@ final class VersionedTextDocument: Document<VersionedText>, @unchecked Sendable 
         if readerVersion >= 2 { manifest.additionalFields["tags"] = try RawJSONValue(encoding: content.tags) }
         return tree
     }
+
+    /// A test merge: the lines of the ancestor that both sides kept, then each side's new lines
+    /// (current first); "no ancestor" appended when there was none.
+    override func merge(_ current: VersionedText, with other: VersionedText, ancestor: VersionedText?) throws -> VersionedText {
+        let base = ancestor.map { Set($0.text.split(separator: "\n")) } ?? []
+        var lines = current.text.split(separator: "\n").map(String.init)
+        for line in other.text.split(separator: "\n") where !base.contains(line) && !lines.contains(String(line)) {
+            lines.append(String(line))
+        }
+        if ancestor == nil { lines.append("no ancestor") }
+        var merged = current
+        merged.text = lines.joined(separator: "\n")
+        return merged
+    }
 }
 
 /// Writes a package by hand: `members` as files (at most one folder deep), and the manifest `Info.json` made by

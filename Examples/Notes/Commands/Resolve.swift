@@ -85,37 +85,28 @@ extension NotesLibrary {
     }
 
     /// Merges the conflict versions into the note at `url`, oldest first, under one coordinated
-    /// write, saves it (keeping the note as it was as a version) and marks them merged. Returns
-    /// the number of clashes marked and the version kept.
+    /// write, through `Document.resolveConflict(_:by: .merge)` (which calls `NoteDocument.merge`
+    /// with the common ancestor when the store knows it, saves, keeping the note as it was as a
+    /// version, and marks the version merged). Returns the number of clashes marked and the
+    /// version kept of the note as it was.
     func merge(_ url: URL, title: String, conflicts: [FileVersion]) async throws -> (clashes: Int, kept: FileVersion?) {
         try await coordinator.coordinate(with: [.writingIntent(with: url)]) { _ in
             do throws(DocumentKitError) {
                 let document = try await open(url)
                 let before = Set(try store.versions(ofItemAt: url).others.map(\.persistentIdentifier))
-                var note = document.content
                 var clashes = 0
                 let oldestFirst = conflicts.sorted {
                     ($0.modificationDate ?? .distantPast, $0.persistentIdentifier) < ($1.modificationDate ?? .distantPast, $1.persistentIdentifier)
                 }
                 for conflict in oldestFirst {
-                    let theirs = try await open(conflict).content
-                    let result = LineMerge.merge(
-                        base: await ancestorBody(of: conflict, itemURL: url), ours: note.body, theirs: theirs.body,
-                        oursLabel: "current", theirsLabel: "conflict \(conflict.persistentIdentifier)")
-                    note.body = result.text
-                    clashes += result.conflictCount
-                    for (name, wrapper) in theirs.attachments where note.attachments[name] == nil {
-                        note.attachments[name] = wrapper
-                        if let info = theirs.attachmentInfo[name] { note.attachmentInfo[name] = info }
-                    }
+                    let markers = LineMerge.clashCount(in: document.content.body)
+                    try await document.resolveConflict(conflict, by: .merge)
+                    clashes += LineMerge.clashCount(in: document.content.body) - markers
                 }
-                let merged = note
-                try document.update { $0 = merged }
-                try await document.save()
                 try await document.close()
-                for conflict in conflicts { try store.markResolved(conflict, as: .merged) }
                 let kept = try store.versions(ofItemAt: url).others
-                    .first { !before.contains($0.persistentIdentifier) && $0.origin == .save && !$0.isConflict }
+                    .filter { !before.contains($0.persistentIdentifier) && $0.origin == .save && !$0.isConflict }
+                    .min { ($0.modificationDate ?? .distantPast) < ($1.modificationDate ?? .distantPast) }
                 return (clashes, kept)
             } catch {
                 throw NotesError(error, note: title)
@@ -123,13 +114,4 @@ extension NotesLibrary {
         }
     }
 
-    /// The body of the version `conflict` and the current note descend from, when the store
-    /// knows it and it can be read (a merge without it is two-way).
-    private func ancestorBody(of conflict: FileVersion, itemURL: URL) async -> String? {
-        guard let id = conflict.ancestorIdentifier,
-            let ancestor = try? store.version(ofItemAt: itemURL, withPersistentIdentifier: id),
-            let document = try? await open(ancestor)
-        else { return nil }
-        return document.content.body
-    }
 }

@@ -25,6 +25,11 @@ enum LineMerge {
         var conflictCount: Int
     }
 
+    /// How many clash blocks `text` holds (lines starting with `<<<<<<< `).
+    static func clashCount(in text: String) -> Int {
+        text.split(separator: "\n", omittingEmptySubsequences: false).filter { $0.hasPrefix("<<<<<<< ") }.count
+    }
+
     /// Merges `ours` and `theirs`, both changed from `base` (nil when the common ancestor is unknown: then treat as a two-way merge where every differing region is a clash).
     static func merge(
         base: String?, ours: String, theirs: String, oursLabel: String = "current", theirsLabel: String = "conflict"

@@ -41,4 +41,19 @@ final class NoteDocument: Document<Note>, @unchecked Sendable {
     ) throws -> FileWrapper {
         try NoteCoding(version: readerVersion).encode(note, manifest: &manifest, replacing: previous)
     }
+
+    /// Merges a conflict version into the note: the bodies line by line from their common
+    /// ancestor when known (`LineMerge`: where both changed the same lines, both sides are kept
+    /// between markers); title and tags stay the current ones; attachments are the union (the
+    /// current one wins on the same name).
+    override func merge(_ current: Note, with other: Note, ancestor: Note?) throws -> Note {
+        var note = current
+        note.body = LineMerge.merge(base: ancestor?.body, ours: current.body, theirs: other.body).text
+        for (name, wrapper) in other.attachments where note.attachments[name] == nil {
+            note.attachments[name] = wrapper
+            if let info = other.attachmentInfo[name] { note.attachmentInfo[name] = info }
+        }
+        return note
+    }
+
 }
