@@ -212,4 +212,34 @@ import Testing
         #expect(try notes.ok(["show", "Trip"]) == "three\n")
         #expect(try notes.run(["list"]).stderr.isEmpty)
     }
+
+    @Test("check says what the store holds of each note: versions, unresolved conflicts, copies not adopted yet, damage")
+    func checkReportsTheStore() throws {
+        try makeConflict(base: "one\n", ours: "one\nours\n", theirs: "one\ntheirs\n")
+        func store() throws -> [String: Any] {
+            let checks = try #require(try notes.json(["check", "Trip", "--json"]) as? [[String: Any]])
+            return try #require(checks.first?["store"] as? [String: Any])
+        }
+        // check adopts nothing: the copies are pending.
+        let before = try store()
+        #expect((before["pendingConflictCopies"] as? [String])?.sorted() == [
+            "Info.sync-conflict-20261122-101500-ABCDEFG.json", "body.sync-conflict-20261122-101500-ABCDEFG.json",
+        ])
+        #expect(before["unresolvedConflicts"] as? Int == 0)
+        try notes.ok(["conflicts"])  // adopts
+        let after = try store()
+        #expect((after["pendingConflictCopies"] as? [String])?.isEmpty == true)
+        #expect(after["unresolvedConflicts"] as? Int == 1)
+        #expect(after["versions"] as? Int == 2)  // the edit's replaced version and the conflict
+        // A damaged record is reported by check, naming it, and check still succeeds.
+        let documents = notes.library.appendingPathComponent(".documentkit-versions/documents")
+        let document = try #require(try FileManager.default.contentsOfDirectory(atPath: documents.path).first)
+        let entry = try #require(try FileManager.default.contentsOfDirectory(atPath: documents.appendingPathComponent(document).path).first)
+        let record = documents.appendingPathComponent("\(document)/\(entry)/record.json")
+        try Data("{".utf8).write(to: record)
+        let damaged = try store()
+        #expect((damaged["problems"] as? [String])?.contains { $0.contains(record.path) } == true)
+        let text = try notes.ok(["check", "Trip"])
+        #expect(text.contains("version store: ") && text.contains(record.path))
+    }
 }

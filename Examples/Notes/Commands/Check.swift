@@ -44,6 +44,20 @@ struct NoteCheck: Encodable {
     /// The migration steps an open runs in memory.
     let migrationSteps: [String]?
     let members: Members?
+    /// What the library's version store holds of the note (nil when it could not be read).
+    var store: Store?
+
+    /// The note's versions in the store.
+    struct Store: Encodable {
+        /// Versions kept, conflict versions included.
+        let versions: Int
+        let unresolvedConflicts: Int
+        /// Damaged entries of the store, each naming its path and what is wrong (skipped).
+        let problems: [String]
+        /// Sync engines' conflict copies of the note not adopted yet (the next command that
+        /// reads the library adopts them).
+        let pendingConflictCopies: [String]
+    }
 
     /// Whether the note can't be opened by this version.
     var isWrong: Bool { outcome == .refused }
@@ -55,8 +69,9 @@ struct Check: AsyncParsableCommand {
         discussion: """
             For every note (or the one named): how this version opens it (read-write, read-write keeping \
             what it does not understand, read-only, upgraded from an older format, or refused and why), the \
-            manifest's versions and writer, and whether its members match the manifest. Nothing is written. \
-            (Checking the version store arrives with it, issue #5.)
+            manifest's versions and writer, whether its members match the manifest, and what the version \
+            store holds of it (versions, unresolved conflicts, damaged entries, conflict copies not adopted \
+            yet). The notes are not written.
             Exit status: 0 if every note opens, 65 if one is damaged, incomplete or too new.
             """)
     @OptionGroup var options: LibraryOptions
@@ -67,7 +82,11 @@ struct Check: AsyncParsableCommand {
         try await runReportingErrors {
             let library = try options.notesLibrary
             var checks: [NoteCheck] = []
-            for url in try await library.select(title) { checks.append(await Self.check(url, in: library)) }
+            for url in try await library.select(title) {
+                var check = await Self.check(url, in: library)
+                check.store = Self.storeCheck(url, in: library)
+                checks.append(check)
+            }
             if json {
                 try printJSON(checks)
             } else {
@@ -88,6 +107,16 @@ struct Check: AsyncParsableCommand {
         }
     }
 
+    /// What the store holds of the note at `url`; nil if the store can't be read (a newer format).
+    static func storeCheck(_ url: URL, in library: NotesLibrary) -> NoteCheck.Store? {
+        guard let listing = try? library.store.versions(ofItemAt: url) else { return nil }
+        let pending = library.store.pendingConflictCopies(in: library.url)
+            .filter { $0.path.hasPrefix(url.path + "/") || ConflictCopyName(parsing: $0.lastPathComponent)?.originalName == url.lastPathComponent }
+        return NoteCheck.Store(
+            versions: listing.others.count, unresolvedConflicts: listing.unresolvedConflicts.count,
+            problems: listing.problems.map(\.description), pendingConflictCopies: pending.map(\.lastPathComponent))
+    }
+
     /// The manifest of the package at `url`, if it can be read (for a note that was refused).
     private static func manifest(at url: URL) -> DocumentManifest? {
         guard let tree = try? FileWrapper(contentsOf: url) else { return nil }
@@ -105,7 +134,14 @@ struct Check: AsyncParsableCommand {
             text += members.listed.map { ", \(members.matching) of \($0) members match" } ?? ", members not recorded"
             if !members.unlisted.isEmpty { text += ", unlisted: \(members.unlisted.joined(separator: ", "))" }
         }
-        return text + "\n    " + check.message
+        if let store = check.store {
+            text += ", \(store.versions) version\(store.versions == 1 ? "" : "s") kept"
+            if store.unresolvedConflicts > 0 { text += ", \(store.unresolvedConflicts) unresolved conflict\(store.unresolvedConflicts == 1 ? "" : "s")" }
+            if !store.pendingConflictCopies.isEmpty { text += ", conflict copies to adopt: \(store.pendingConflictCopies.joined(separator: ", "))" }
+        }
+        var lines = text + "\n    " + check.message
+        for problem in check.store?.problems ?? [] { lines += "\n    version store: " + problem }
+        return lines
     }
 }
 

@@ -15,7 +15,7 @@ public enum FormatCompatibility: Sendable {
     case refused(DocumentKitError)
     /// The document is older than this reader: it is migrated in memory through these steps
     /// (none if only its version changes), and written in the new version at the next save,
-    /// which asks for the original to be kept (the version store, issue #5, will keep it).
+    /// which asks for the original to be kept (a document with a version store keeps it).
     case needsMigration(steps: [String])
 
     /// Whether the document may be read.
