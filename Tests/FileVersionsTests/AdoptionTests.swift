@@ -133,3 +133,34 @@ import Testing
         #expect(clean["attachments"]?.fileWrappers?.keys.sorted() == ["photo.jpg"])
     }
 }
+
+/// `NSFileVersion`'s class and instance methods, on the store of the item's library.
+@Suite struct FileVersionClassMethodTests {
+    @Test func theClassMethodsFindTheStoreOfTheItemsLibrary() throws {
+        let library = try TemporaryDirectory()
+        let folder = library.appending("sub")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let file = folder.appendingPathComponent("a.txt")
+        try Data("one".utf8).write(to: file)
+        // A store at the library's root, found from an item in a subfolder.
+        try VersionStore(libraryURL: library.url).save(FileWrapper(regularFileWithContents: Data("two".utf8)), to: file, keepingReplacedAs: .save)
+        let current = try #require(FileVersion.currentVersionOfItem(at: file))
+        #expect(current.isCurrent && current.url == file)
+        let other = try #require(try FileVersion.otherVersionsOfItem(at: file).first)
+        #expect(try String(contentsOf: other.url, encoding: .utf8) == "one")
+        #expect(try FileVersion.version(itemAt: file, forPersistentIdentifier: other.persistentIdentifier) == other)
+
+        let theirs = library.appending("theirs.txt")
+        try Data("theirs".utf8).write(to: theirs)
+        let added = try FileVersion.addOfItem(at: file, withContentsOf: theirs, byMoving: true)
+        #expect(!FileManager.default.fileExists(atPath: theirs.path))
+        #expect(try FileVersion.otherVersionsOfItem(at: file).count == 2)
+
+        try other.replaceItem()
+        #expect(try String(contentsOf: file, encoding: .utf8) == "one")
+        try added.remove()
+        try FileVersion.removeOtherVersionsOfItem(at: file)
+        #expect(try FileVersion.otherVersionsOfItem(at: file).isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent(VersionStore.folderName).path))
+    }
+}
