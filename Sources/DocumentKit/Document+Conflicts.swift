@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// How ``Document/resolveConflict(_:by:)`` settles a conflict version.
 public enum ConflictResolution: Sendable, Hashable {
@@ -33,6 +34,7 @@ extension Document {
                 .invalidArgument, operation: .save, path: fileURL.path, originalIsIntact: true,
                 detail: "The document has no version store, so it has no conflict versions to resolve.")
         }
+        defer { noteConflictsAfterResolving(version, store: store) }
         switch resolution {
         case .keepCurrent:
             try store.markResolved(version, as: .keptCurrent)
@@ -57,6 +59,18 @@ extension Document {
             try update { $0 = merged }
             try await save()
             try store.markResolved(version, as: .merged)
+        }
+    }
+
+    /// After a resolution: announces it, and leaves ``DocumentState/inConflict`` when no
+    /// unresolved conflict is left.
+    private func noteConflictsAfterResolving(_ version: FileVersion, store: VersionStore) {
+        guard let now = try? store.version(ofItemAt: fileURL, withPersistentIdentifier: version.persistentIdentifier),
+            now.isResolved
+        else { return }
+        post(.conflictResolved(now))
+        if (try? store.unresolvedConflictVersions(ofItemAt: fileURL))?.isEmpty ?? false {
+            changeState { $0.remove(.inConflict) }
         }
     }
 

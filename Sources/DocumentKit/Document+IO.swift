@@ -21,18 +21,19 @@ extension Document {
         return try result.get()
     }
 
-    /// Runs `work` under a coordinated read or write of the document, if it has a coordinator.
-    func coordinated<T>(writing: Bool, _ work: () throws(DocumentKitError) -> T) throws(DocumentKitError) -> T {
+    /// Runs `work` under a coordinated read or write of the document (or of `url`), if it has a coordinator.
+    func coordinated<T>(writing: Bool, at url: URL? = nil, _ work: () throws(DocumentKitError) -> T) throws(DocumentKitError) -> T {
         guard let coordinator else { return try work() }
+        let url = url ?? fileURL
         do {
             if writing {
-                return try coordinator.coordinate(writingItemAt: fileURL) { _ in try work() }
+                return try coordinator.coordinate(writingItemAt: url) { _ in try work() }
             }
-            return try coordinator.coordinate(readingItemAt: fileURL) { _ in try work() }
+            return try coordinator.coordinate(readingItemAt: url) { _ in try work() }
         } catch let error as DocumentKitError {
             throw error
         } catch {
-            throw Self.wrap(error, operation: writing ? .save : .open, path: fileURL.path)
+            throw Self.wrap(error, operation: writing ? .save : .open, path: url.path)
         }
     }
 
@@ -80,5 +81,19 @@ extension Document {
             saved = try tree.write(to: url, options: options)
         }
         return (saved, conflict, baseOfItem(at: url))
+    }
+
+    /// Writes `tree` at `url`, a place other than the document's file (save as): whatever is
+    /// there is replaced (and kept in the version store, if there is one), without a conflict check.
+    func write(_ tree: FileWrapper, over url: URL, options: SaveOptions) throws(DocumentKitError)
+        -> (FileWrapper, FileVersion?, (String?, String?))
+    {
+        let saved: FileWrapper
+        if let store = versionStore {
+            saved = try store.save(tree, to: url, options: options, keepingReplacedAs: .save).saved
+        } else {
+            saved = try tree.write(to: url, options: options)
+        }
+        return (saved, nil, baseOfItem(at: url))
     }
 }

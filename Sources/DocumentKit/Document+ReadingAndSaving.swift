@@ -56,10 +56,18 @@ extension Document {
             state.readOnlyMessage = readOnlyMessage
             state.hasher = hasher
             (state.baseIdentifier, state.baseDigest) = base
+            state.earlierIDs.removeAll()
+            state.undoneIDs.removeAll()
         }
+        lifecycle.withLock { $0.firstUnsavedChange = nil }
+        if let store = versionStore, let conflicts = try? store.unresolvedConflictVersions(ofItemAt: url), !conflicts.isEmpty {
+            changeState { $0.insert(.inConflict) }
+        }
+        post(.opened)
     }
 
-    /// Saves the current content atomically (see ``FileWrapper/write(to:options:)``).
+    /// Saves the current content over the document's file, atomically (see
+    /// ``FileWrapper/write(to:options:)``): ``save(to:for:)`` with ``SaveOperation/save``.
     ///
     /// Edits made while the save runs stay unsaved changes. A failed save leaves the file on
     /// disk as it was and the edits in memory; ``documentState`` then contains `savingError`.
@@ -71,12 +79,29 @@ extension Document {
     /// With a ``versionStore``, the version the save replaces is kept in it (so an older
     /// document's original survives its migration), and if another process saved the file since
     /// this document read or wrote it, that state is first kept as an unresolved conflict version
-    /// (``lastConflictVersion``). Without a store, that case fails with `changedSinceRead`.
+    /// (``lastConflictVersion``; the document is then ``DocumentState/inConflict``). Without a
+    /// store, that case fails with `changedSinceRead`.
     ///
     /// - Throws: ``DocumentKitError`` naming the file; `readOnlyDocument` for a document that
     ///   may be read but not changed (nothing is written).
     public func save() async throws(DocumentKitError) {
-        let url = fileURL
+        try await save(to: fileURL, for: .save)
+    }
+
+    /// Saves the content as `operation` says, as `NSDocument.save(to:ofType:for:)`:
+    /// - ``SaveOperation/save`` and ``SaveOperation/autosaveInPlace``: over the document's file
+    ///   (`url` must be ``fileURL``), as ``save()`` describes;
+    /// - ``SaveOperation/saveAs``: to `url`, which becomes the document's file (a file there is
+    ///   replaced, and kept in the version store if there is one);
+    /// - ``SaveOperation/saveTo``: a copy at `url`; the document, its file and its unsaved
+    ///   changes stay as they were;
+    /// - ``SaveOperation/autosaveElsewhere``: like `saveTo`, for drafts (``autosavedContentsURL``).
+    ///
+    /// Every save is atomic and coordinated; the changes counted when it started are marked
+    /// saved when it ends (see ``changeCountToken()``). Events: ``DocumentEvent/saved(_:)`` or
+    /// ``DocumentEvent/saveFailed(_:_:)``.
+    public func save(to url: URL, for operation: SaveOperation) async throws(DocumentKitError) {
+        let inPlace = operation == .save || operation == .autosaveInPlace
         let options = saveOptions
         let format = self.format
         let writer = self.writer
@@ -89,10 +114,17 @@ extension Document {
         if let message = snapshot.3 {
             throw DocumentKitError(.readOnlyDocument, operation: .save, path: url.path, originalIsIntact: true, detail: message)
         }
+        if inPlace && url.standardizedFileURL != fileURL.standardizedFileURL {
+            throw DocumentKitError(
+                .invalidArgument, operation: .save, path: url.path,
+                detail: "A \(operation.rawValue) writes the document's own file (\(fileURL.path)); use saveAs or saveTo for another place.")
+        }
+        let token = ChangeCountToken(count: snapshot.1)
+        var conflict: FileVersion?
         do {
             // The tree, manifest and digests of the previous save are read on the I/O queue, so
             // that saves queued one after the other build on each other.
-            try await perform { () throws(DocumentKitError) in
+            conflict = try await perform { () throws(DocumentKitError) -> FileVersion? in
                 var (previous, manifest, hasher) = self.state.withLock { ($0.tree, $0.manifest, $0.hasher) }
                 var tree: FileWrapper
                 do {
@@ -108,46 +140,71 @@ extension Document {
                 } catch {
                     throw Self.wrap(error, operation: .save, path: url.path)
                 }
-                let (saved, conflict, base) = try self.coordinated(writing: true) { () throws(DocumentKitError) in
-                    try self.write(tree, to: url, options: options)
+                switch operation {
+                case .save, .autosaveInPlace, .saveAs:
+                    let (saved, conflict, base) = try self.coordinated(writing: true, at: url) { () throws(DocumentKitError) in
+                        operation == .saveAs ? try self.write(tree, over: url, options: options) : try self.write(tree, to: url, options: options)
+                    }
+                    previous = saved
+                    if let members = manifest?.members { hasher.rememberDigests(of: saved, members: members) }
+                    self.state.withLock { state in
+                        state.tree = previous
+                        state.manifest = manifest
+                        state.hasher = hasher
+                        state.formatStatus?.keepsOriginalOnNextSave = false
+                        (state.baseIdentifier, state.baseDigest) = base
+                        state.lastConflictVersion = conflict
+                    }
+                    if operation == .saveAs { self.location.withLock { $0 = url } }
+                    return conflict
+                case .saveTo, .autosaveElsewhere:
+                    _ = try self.coordinated(writing: true, at: url) { () throws(DocumentKitError) in
+                        try tree.write(to: url, options: options)
+                    }
+                    if operation == .autosaveElsewhere { self.lifecycle.withLock { $0.autosavedContentsURL = url } }
+                    return nil
                 }
-                previous = saved
-                if let members = manifest?.members { hasher.rememberDigests(of: saved, members: members) }
-                self.state.withLock { state in
-                    state.tree = previous
-                    state.manifest = manifest
-                    state.hasher = hasher
-                    state.formatStatus?.keepsOriginalOnNextSave = false
-                    (state.baseIdentifier, state.baseDigest) = base
-                    state.lastConflictVersion = conflict
-                }
-            }
-            state.withLock { state in
-                state.savedChangeCount = max(state.savedChangeCount, snapshot.1)
-                state.documentState.remove(.savingError)
-                state.lastSaveError = nil
             }
         } catch {
-            state.withLock { state in
-                state.documentState.insert(.savingError)
-                state.lastSaveError = error
-            }
+            state.withLock { $0.lastSaveError = error }
+            changeState { $0.insert(.savingError) }
+            post(.saveFailed(operation, error))
             throw error
         }
+        updateChangeCount(withToken: token, for: operation)
+        state.withLock { $0.lastSaveError = nil }
+        changeState {
+            $0.remove(.savingError)
+            if conflict != nil { $0.insert(.inConflict) }
+        }
+        if let conflict { post(.conflictGained(conflict)) }
+        post(.saved(operation))
     }
 
     /// Closes the document: saves unsaved changes first (unless `discardingChanges`), then
-    /// releases what it holds. Waits for a save that is running.
+    /// releases what it holds: autosave stops, the event streams end. Waits for a save that is
+    /// running.
     ///
     /// - Throws: The save's error; the document then stays open with its edits.
     public func close(discardingChanges: Bool = false) async throws(DocumentKitError) {
         if !discardingChanges && hasUnsavedChanges && !documentState.contains(.closed) {
             try await save()
         }
+        let autosave = lifecycle.withLock { lifecycle -> Task<Void, Never>? in
+            defer { lifecycle.autosaveTask = nil }
+            return lifecycle.autosaveTask
+        }
+        autosave?.cancel()
         _ = try? await perform { () throws(DocumentKitError) in () }  // waits for running I/O
         state.withLock { state in
-            state.documentState = .closed
             state.tree = nil
         }
+        changeState { $0 = .closed }
+        post(.closed)
+        let subscribers = lifecycle.withLock { lifecycle -> [AsyncStream<DocumentEvent>.Continuation] in
+            defer { lifecycle.subscribers.removeAll() }
+            return Array(lifecycle.subscribers.values)
+        }
+        for subscriber in subscribers { subscriber.finish() }
     }
 }

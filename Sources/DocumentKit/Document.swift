@@ -51,8 +51,9 @@ import Synchronization
 /// > subclass inherits that promise and must keep it (immutable `let` properties are fine).
 open class Document<Content: Sendable>: @unchecked Sendable {
     /// Where the document lives. A document reached through a symbolic link is read from and
-    /// saved at the link's target; the link stays.
-    public let fileURL: URL
+    /// saved at the link's target; the link stays. It changes with ``save(to:for:)`` as
+    /// ``SaveOperation/saveAs``, and when another program moves the file.
+    public var fileURL: URL { location.withLock { $0 } }
 
     /// How the document is saved. The default is atomic and durable.
     public let saveOptions: SaveOptions
@@ -63,8 +64,13 @@ open class Document<Content: Sendable>: @unchecked Sendable {
 
     struct State {
         var content: Content?
+        /// The id of the content's state (see `count(_:in:)`), and the saved state's.
         var changeCount = 0
         var savedChangeCount = 0
+        /// The last id given, and the ids an undo and a redo go back to.
+        var lastID = 0
+        var earlierIDs: [Int] = []
+        var undoneIDs: [Int] = []
         var tree: FileWrapper?
         var documentState: DocumentState = .closed
         var lastSaveError: DocumentKitError?
@@ -89,25 +95,33 @@ open class Document<Content: Sendable>: @unchecked Sendable {
     let state: Mutex<State>
     /// Serialises every read and write of the document's file.
     let io: DispatchQueue
+    /// ``fileURL``, apart from `state` so that it can be read while `state` is held.
+    let location: Mutex<URL>
+    /// Event subscribers and autosave's bookkeeping, apart from `state`: events are delivered
+    /// without holding it.
+    let lifecycle: Mutex<Lifecycle>
 
     /// A document for the item at `fileURL`, not yet read: call ``open()``.
     public required init(fileURL: URL, saveOptions: SaveOptions = SaveOptions(), coordinator: FileCoordinator? = nil) {
-        self.fileURL = fileURL
+        self.location = Mutex(fileURL)
         self.saveOptions = saveOptions
         self.coordinator = coordinator
         self.state = Mutex(State())
         self.io = DispatchQueue(label: "DocumentKit.Document.io")
+        self.lifecycle = Mutex(Lifecycle())
     }
 
     /// A new document with `content`, not yet saved: it has unsaved changes until ``save()``.
     public init(
         fileURL: URL, content: Content, saveOptions: SaveOptions = SaveOptions(), coordinator: FileCoordinator? = nil
     ) {
-        self.fileURL = fileURL
+        self.location = Mutex(fileURL)
         self.saveOptions = saveOptions
         self.coordinator = coordinator
-        self.state = Mutex(State(content: content, changeCount: 1, documentState: .normal))
+        self.state = Mutex(State(content: content, changeCount: 1, lastID: 1, earlierIDs: [0], documentState: .normal))
         self.io = DispatchQueue(label: "DocumentKit.Document.io")
+        self.lifecycle = Mutex(Lifecycle())
+        scheduleAutosave()
     }
 
     /// Opens the document at `url`: reads it and returns it ready for use.
@@ -203,6 +217,13 @@ open class Document<Content: Sendable>: @unchecked Sendable {
             detail: "\(type(of: self)) doesn't merge conflict versions: override merge(_:with:ancestor:).")
     }
 
+    /// Where a document that has no file yet is autosaved (``SaveOperation/autosaveElsewhere``):
+    /// the folder `DocumentKit-drafts` in the system's temporary folder unless the subclass
+    /// says otherwise.
+    open var autosaveDraftsFolder: URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("DocumentKit-drafts", isDirectory: true)
+    }
+
     // MARK: Content and changes
 
     /// The current content. Reading it before the document is open is a programming error.
@@ -213,32 +234,37 @@ open class Document<Content: Sendable>: @unchecked Sendable {
         }
     }
 
-    /// Changes the content and counts the change.
+    /// Changes the content and counts the change (`kind`: ``DocumentChange/undone`` when the
+    /// change undoes one, and so on), which schedules an autosave.
     ///
     /// - Throws: ``DocumentKitError`` with code `readOnlyDocument` if the document may be read
     ///   but not changed (``formatStatus`` says why); the content is then left as it is.
     @discardableResult
-    public func update<Result>(_ change: (inout Content) -> Result) throws(DocumentKitError) -> Result {
-        try state.withLock { state throws(DocumentKitError) in
+    public func update<Result>(as kind: DocumentChange = .done, _ change: (inout Content) -> Result) throws(DocumentKitError) -> Result {
+        let result = try state.withLock { state throws(DocumentKitError) in
             try Self.checkEditable(state, path: fileURL.path)
             let result = change(&state.content!)
-            state.changeCount += 1
+            Self.count(kind, in: &state)
             return result
         }
+        scheduleAutosave()
+        return result
     }
 
-    /// Changes the content with a change that may fail, and counts the change.
+    /// Changes the content with a change that may fail, and counts the change, as the other `update(as:_:)` does.
     ///
     /// - Throws: The change's error, or ``DocumentKitError`` with code `readOnlyDocument` if
     ///   the document may be read but not changed.
     @discardableResult
-    public func update<Result>(_ change: (inout Content) throws -> Result) throws -> Result {
-        try state.withLock { state in
+    public func update<Result>(as kind: DocumentChange = .done, _ change: (inout Content) throws -> Result) throws -> Result {
+        let result = try state.withLock { state in
             try Self.checkEditable(state, path: fileURL.path)
             let result = try change(&state.content!)
-            state.changeCount += 1
+            Self.count(kind, in: &state)
             return result
         }
+        scheduleAutosave()
+        return result
     }
 
     private static func checkEditable(_ state: State, path: String) throws(DocumentKitError) {
