@@ -6,7 +6,8 @@ extension Document {
     /// When the document saves itself (see ``AutosavePolicy``); nil turns autosave off. The
     /// default is ``AutosavePolicy/standard``: 2 s after the last change, at most 30 s after the
     /// first unsaved one. A document that was opened from its file, or saved, autosaves in
-    /// place; a new one that was never saved autosaves elsewhere (``autosaveDraftsFolder``).
+    /// place (unless ``AutosavePolicy/autosavesInPlace`` is false); a new one that was never
+    /// saved autosaves elsewhere, to a draft in ``autosaveDraftsFolder``.
     public var autosavePolicy: AutosavePolicy? {
         get { lifecycle.withLock { $0.autosavePolicy } }
         set {
@@ -70,9 +71,12 @@ extension Document {
 
     /// What the loop does next; nil (and the loop is forgotten) when nothing needs saving.
     func nextAutosave() -> AutosaveStep? {
+        let current = state.withLock { $0.changeCount }
         let dirty = hasUnsavedChanges && !documentState.contains(.closed)
         return lifecycle.withLock { lifecycle -> AutosaveStep? in
-            guard dirty, let policy = lifecycle.autosavePolicy, let first = lifecycle.firstUnsavedChange,
+            // Autosaved elsewhere already (a draft holds these changes): nothing to do until the next change.
+            let drafted = lifecycle.draftedChangeCount == current
+            guard dirty, !drafted, let policy = lifecycle.autosavePolicy, let first = lifecycle.firstUnsavedChange,
                 let last = lifecycle.lastChange
             else {
                 lifecycle.autosaveTask = nil
@@ -102,19 +106,16 @@ extension Document {
         }
     }
 
-    /// One autosave: in place when the document has a file, else elsewhere. True when it
-    /// succeeded (or had nothing to do).
+    /// One autosave: in place when the document has a file (and the policy autosaves in
+    /// place), else elsewhere, to its draft (see Recovery/). True when it succeeded (or had
+    /// nothing to do).
     func autosave() async -> Bool {
-        let operation: SaveOperation = hasLocation ? .autosaveInPlace : .autosaveElsewhere
+        let inPlace = hasLocation && (autosavePolicy?.autosavesInPlace ?? true)
         do {
-            if operation == .autosaveInPlace {
+            if inPlace {
                 try await save(to: fileURL, for: .autosaveInPlace)
             } else {
-                let folder = autosaveDraftsFolder
-                try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-                let target = autosavedContentsURL
-                    ?? folder.appendingPathComponent(UUID().uuidString + "-" + fileURL.lastPathComponent, isDirectory: fileURL.hasDirectoryPath)
-                try await save(to: target, for: .autosaveElsewhere)
+                try await autosaveToDraft()
             }
             return true
         } catch {

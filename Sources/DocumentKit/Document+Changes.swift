@@ -15,6 +15,10 @@ struct Lifecycle {
     var retryAt: Duration?
     /// Where the last autosave elsewhere went.
     var autosavedContentsURL: URL?
+    /// The document's draft entry (recovery data, see Recovery/), while it has one.
+    var draft: DraftEntry?
+    /// The change count the draft holds (the content autosaved elsewhere last): nothing more to autosave while it is current.
+    var draftedChangeCount: Int?
 }
 
 /// Events and change counting.

@@ -179,6 +179,7 @@ extension Document {
         }
         if let conflict { post(.conflictGained(conflict)) }
         post(.saved(operation))
+        if inPlace || operation == .saveAs { removeDraftAfterSave() }  // Recovery/
     }
 
     /// Closes the document: saves unsaved changes first (unless `discardingChanges`), then
@@ -200,6 +201,7 @@ extension Document {
             state.tree = nil
         }
         changeState { $0 = .closed }
+        endRecoveryData(discardingChanges: discardingChanges)  // Recovery/
         post(.closed)
         let subscribers = lifecycle.withLock { lifecycle -> [AsyncStream<DocumentEvent>.Continuation] in
             defer { lifecycle.subscribers.removeAll() }

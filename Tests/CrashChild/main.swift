@@ -84,6 +84,42 @@ func fail(_ message: String) -> Never {
 }
 
 let arguments = CommandLine.arguments
+
+// dk-crash-child PACKAGE draft DRAFTS K: opens PACKAGE, changes it to state K without saving,
+// autosaves elsewhere (a draft in DRAFTS), says "autosaved\n", then waits to be killed
+// (RecoveryTests).
+if arguments.count == 5, arguments[2] == "draft", let k = Int(arguments[4]) {
+    let url = URL(fileURLWithPath: arguments[1])
+    let drafts = URL(fileURLWithPath: arguments[3], isDirectory: true)
+    final class DraftingDocument: Document<CrashState>, @unchecked Sendable {
+        override func read(from fileWrapper: FileWrapper) throws -> CrashState {
+            let text = String(decoding: try fileWrapper["state.txt"]?.regularFileContents ?? Data(), as: UTF8.self)
+            guard let k = Int(text) else { throw CocoaError(.fileReadCorruptFile) }
+            return CrashState(k: k)
+        }
+        override func fileWrapper(for content: CrashState, replacing previous: FileWrapper?) throws -> FileWrapper {
+            var tree = previous ?? FileWrapper(directoryWithFileWrappers: [:])
+            tree["state.txt"] = FileWrapper(regularFileWithContents: Data("\(content.k)".utf8))
+            return tree
+        }
+        override var autosaveDraftsFolder: URL {
+            URL(fileURLWithPath: ProcessInfo.processInfo.environment["DK_DRAFTS"] ?? "/nonexistent", isDirectory: true)
+        }
+    }
+    setenv("DK_DRAFTS", drafts.path, 1)
+    let document: DraftingDocument
+    do { document = try await DraftingDocument.open(at: url) } catch { fail("opening \(url.path): \(error)") }
+    document.autosavePolicy = AutosavePolicy(quietPeriod: .milliseconds(10), autosavesInPlace: false)
+    let events = document.events()
+    try document.update { $0.k = k }
+    for await event in events {
+        if case .saved(.autosaveElsewhere) = event { break }
+        if case .saveFailed(_, let error) = event { fail("autosaving: \(error)") }
+    }
+    say("autosaved\n")
+    while true { sleep(1000) }
+}
+
 guard arguments.count == 4, ["exchange", "fallback"].contains(arguments[2]), let start = Int(arguments[3]) else {
     fail("usage: dk-crash-child PACKAGE (exchange|fallback) START")
 }

@@ -131,12 +131,13 @@ final class TextDocument: Document<String>, @unchecked Sendable {
         document.autosavePolicy = AutosavePolicy(quietPeriod: .seconds(2), clock: clock)
         await clock.advance(by: .seconds(2))
         let draft = try #require(document.autosavedContentsURL)
-        #expect(draft.deletingLastPathComponent().path == drafts.path)
+        #expect(draft.deletingLastPathComponent().deletingLastPathComponent().path == drafts.path)  // drafts/ID/draft.txt
         #expect(try String(contentsOf: draft, encoding: .utf8) == "draft")
         #expect(!FileManager.default.fileExists(atPath: place.path))
         #expect(document.hasUnsavedChanges)  // its own file is still to be saved
         try await document.save()
         #expect(try String(contentsOf: place, encoding: .utf8) == "draft")
+        #expect(!FileManager.default.fileExists(atPath: draft.path))  // the save made the draft useless
         try await document.close()
     }
 }

@@ -13,16 +13,22 @@ public struct AutosavePolicy: Sendable {
     public var retryDelay: Duration
     /// The clock the waits are measured on.
     public var clock: any AutosaveClock
+    /// Whether a document that has a file autosaves over it (``SaveOperation/autosaveInPlace``,
+    /// the default). When false, it autosaves elsewhere instead, to a draft in its
+    /// ``Document/autosaveDraftsFolder`` that survives a crash (see
+    /// ``Document/recoverable(in:)``), and its file changes only when the app saves it.
+    public var autosavesInPlace: Bool
 
     /// A policy; every parameter has the default.
     public init(
         quietPeriod: Duration = .seconds(2), maximumDelay: Duration = .seconds(30), retryDelay: Duration = .seconds(1),
-        clock: any AutosaveClock = SystemAutosaveClock()
+        clock: any AutosaveClock = SystemAutosaveClock(), autosavesInPlace: Bool = true
     ) {
         self.quietPeriod = quietPeriod
         self.maximumDelay = maximumDelay
         self.retryDelay = retryDelay
         self.clock = clock
+        self.autosavesInPlace = autosavesInPlace
     }
 
     /// The default: 2 s of quiet, at most 30 s.

@@ -1,0 +1,125 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import DocumentKitSystem
+import Foundation
+import Logging
+
+/// A draft a process autosaved and left behind when it died: recovery data
+/// (``Document/recoverable(in:)``).
+///
+/// Bring it back with ``Document/open(recovering:)``, which opens its document with the
+/// draft's content as unsaved changes (the draft is deleted at the next successful save), or
+/// delete it with ``discard()``.
+public struct RecoverableDraft: Sendable, Hashable, Identifiable {
+    /// The entry's ID (the name of its folder in the drafts folder).
+    public var id: String { entryURL.lastPathComponent }
+    /// The entry: the folder holding the draft, its record and its lock.
+    public let entryURL: URL
+    /// The document the draft belongs to (it may not exist: a new document never saved).
+    public let documentURL: URL
+    /// The document's class, as `String(describing:)` names it.
+    public let documentTypeName: String
+    /// When the draft was autosaved.
+    public let date: Date
+    /// The draft: the document's file or package as autosaved.
+    public let draftURL: URL
+    /// The process that wrote it, on ``host``.
+    public let ownerPID: Int32
+    /// The host name of the machine the owner ran on.
+    public let host: String
+
+    /// Deletes the draft.
+    ///
+    /// - Throws: ``DocumentKitError`` `busy` if a live process owns it again (recovering it).
+    public func discard() throws(DocumentKitError) {
+        let fd = try DraftEntry.lockEntry(entryURL)
+        DraftEntry.removeEntry(at: entryURL)
+        Glibc.close(fd)
+    }
+
+    /// A draft entry that can't be recovered: its owner is dead, but its record or its draft is
+    /// missing or malformed (a crash while it was being created or deleted, say).
+    public struct Damaged: Sendable, Hashable {
+        /// The entry's folder.
+        public let entryURL: URL
+        /// What is wrong with it.
+        public let problem: String
+
+        /// Deletes the entry.
+        public func discard() throws(DocumentKitError) {
+            let fd = try DraftEntry.lockEntry(entryURL)
+            DraftEntry.removeEntry(at: entryURL)
+            Glibc.close(fd)
+        }
+    }
+
+    /// What a look at a drafts folder found.
+    public struct Scan: Sendable {
+        /// The drafts whose owner is dead, oldest first.
+        public var drafts: [RecoverableDraft] = []
+        /// Entries whose owner is dead that can't be recovered.
+        public var damaged: [Damaged] = []
+        /// How many entries a live process owns (not recoverable).
+        public var live = 0
+    }
+
+    private static let logger = Logger(label: "DocumentKit.recovery")
+
+    /// Every entry of the drafts folder `folder`, whatever its document's type: the recoverable
+    /// drafts (owner dead), the damaged entries, and how many a live process owns. A missing
+    /// folder holds nothing. Entries are never changed by a scan.
+    public static func scan(_ folder: URL) -> Scan {
+        var scan = Scan()
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
+        for name in names {
+            let entry = folder.appendingPathComponent(name, isDirectory: true)
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: entry.path, isDirectory: &isDirectory), isDirectory.boolValue else { continue }
+            let fd: CInt
+            do { fd = try DraftEntry.lockEntry(entry) } catch {
+                if error.code == .busy { scan.live += 1 } else { scan.damaged.append(Damaged(entryURL: entry, problem: "\(error)")) }
+                continue
+            }
+            defer { Glibc.close(fd) }
+            switch read(entry) {
+            case .success(let draft): scan.drafts.append(draft)
+            case .failure(let problem): scan.damaged.append(Damaged(entryURL: entry, problem: problem.message))
+            }
+        }
+        for damaged in scan.damaged {
+            logger.warning("Damaged draft \(damaged.entryURL.path): \(damaged.problem)")
+        }
+        scan.drafts.sort { ($0.date, $0.id) < ($1.date, $1.id) }
+        return scan
+    }
+
+    private struct Problem: Error { let message: String }
+
+    /// The draft the entry at `entry` records (its lock held by the caller).
+    private static func read(_ entry: URL) -> Result<RecoverableDraft, Problem> {
+        let infoURL = entry.appendingPathComponent(DraftEntryNames.info)
+        guard let data = try? Data(contentsOf: infoURL) else { return .failure(Problem(message: "\(DraftEntryNames.info) is missing or unreadable")) }
+        let info: DraftInfo
+        do { info = try DraftInfo.decode(data) } catch {
+            return .failure(Problem(message: "\(DraftEntryNames.info) is malformed: \(error)"))
+        }
+        guard info.format == DraftInfo.currentFormat else {
+            return .failure(Problem(message: "\(DraftEntryNames.info) is in format \(info.format); this version reads format \(DraftInfo.currentFormat)"))
+        }
+        guard let date = DraftInfo.date(from: info.date) else { return .failure(Problem(message: "the date “\(info.date)” is not ISO 8601")) }
+        guard info.document.hasPrefix("/") else { return .failure(Problem(message: "the document path “\(info.document)” is not absolute")) }
+        guard !info.draft.isEmpty, !info.draft.contains("/"), info.draft != DraftEntryNames.info, info.draft != DraftEntryNames.lock,
+            FileManager.default.fileExists(atPath: entry.appendingPathComponent(info.draft).path)
+        else { return .failure(Problem(message: "the draft “\(info.draft)” is missing")) }
+        var isDirectory: ObjCBool = false
+        _ = FileManager.default.fileExists(atPath: entry.appendingPathComponent(info.draft).path, isDirectory: &isDirectory)
+        return .success(
+            RecoverableDraft(
+                entryURL: entry, documentURL: URL(fileURLWithPath: info.document), documentTypeName: info.documentType, date: date,
+                draftURL: entry.appendingPathComponent(info.draft, isDirectory: isDirectory.boolValue), ownerPID: info.ownerPID,
+                host: info.host))
+    }
+}
