@@ -19,7 +19,7 @@ struct Notes: AsyncParsableCommand {
         version: NoteFormat.appVersion,
         subcommands: [
             Init.self, New.self, List.self, Show.self, Edit.self, Attach.self, Remove.self, Move.self, Watch.self,
-            Versions.self, Restore.self, Conflicts.self, Resolve.self, Check.self, Migrate.self, Tour.self,
+            Versions.self, Restore.self, Recover.self, Conflicts.self, Resolve.self, Check.self, Migrate.self, Tour.self,
         ]
     )
 

@@ -11,6 +11,13 @@ struct Edit: AsyncParsableCommand {
     @Option(name: .customLong("tag"), help: "Add a tag (repeat for more; format 2 and later).") var addedTags: [String] = []
     @Option(name: .customLong("untag"), help: "Remove a tag (repeat for more; format 2 and later).") var removedTags: [String] = []
 
+    /// For the crash-recovery test: apply the edit without saving, autosave it elsewhere (a
+    /// draft) after this many milliseconds of quiet, print `autosaved`, then wait to be killed.
+    @Option(
+        name: .customLong("autosave-elsewhere-after"),
+        help: ArgumentHelp("Don't save: autosave a draft after MS milliseconds, print `autosaved`, then wait (for tests).", visibility: .hidden))
+    var autosaveElsewhereAfter: Int?
+
     func validate() throws {
         guard set == nil || append == nil else { throw ValidationError("Give at most one of --set and --append.") }
         guard set != nil || append != nil || !addedTags.isEmpty || !removedTags.isEmpty else {
@@ -26,12 +33,34 @@ struct Edit: AsyncParsableCommand {
             let body = set.map(text(from:))
             let line = append.map(text(from:))
             let (added, removed) = (addedTags, removedTags)
-            _ = try await library.edit(entry.url, title: title) { note in
+            let change: @Sendable (inout Note) -> Void = { note in
                 if let body { note.body = body }
                 if let line { note.appendLine(line) }
                 for tag in added { note.addTag(tag) }
                 note.tags.removeAll(where: removed.contains)
             }
+            if let milliseconds = autosaveElsewhereAfter {
+                try await Self.editWithoutSaving(entry.document, milliseconds: milliseconds, change)
+            }
+            _ = try await library.edit(entry.url, title: title, change)
         }
+    }
+}
+
+extension Edit {
+    /// Applies `change` to the open `document` without saving it, lets autosave write a draft
+    /// (autosaving elsewhere), says `autosaved`, then sleeps until the process is killed.
+    static func editWithoutSaving(
+        _ document: NoteDocument, milliseconds: Int, _ change: (inout Note) -> Void
+    ) async throws -> Never {
+        document.autosavePolicy = AutosavePolicy(quietPeriod: .milliseconds(milliseconds), autosavesInPlace: false)
+        let events = document.events()
+        try document.update(change)
+        for await event in events {
+            if case .saved(.autosaveElsewhere) = event { break }
+            if case .saveFailed(.autosaveElsewhere, let error) = event { throw error }
+        }
+        FileHandle.standardOutput.write(Data("autosaved\n".utf8))
+        while true { try await Task.sleep(for: .seconds(3600)) }
     }
 }

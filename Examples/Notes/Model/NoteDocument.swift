@@ -26,6 +26,10 @@ final class NoteDocument: Document<Note>, @unchecked Sendable {
         super.init(fileURL: fileURL, content: content, coordinator: coordinator)
     }
 
+    /// Drafts (autosaves elsewhere, kept for crash recovery) go to the library's hidden
+    /// `.documentkit-drafts` folder, which `notes recover` lists.
+    override var autosaveDraftsFolder: URL { NotesLibrary.draftsFolder(of: fileURL.deletingLastPathComponent()) }
+
     override var format: FormatDescription? { NoteFormat.description(version: readerVersion) }
 
     override var writer: DocumentManifest.Writer {

@@ -19,6 +19,14 @@ struct NotesLibrary {
         self.store = VersionStore(libraryURL: url, coordinator: coordinator, manifestName: NoteFormat.manifestName)
     }
 
+    /// Where the notes' drafts are kept (recovery data, `notes recover`): the hidden folder
+    /// `.documentkit-drafts` of the library.
+    var draftsFolder: URL { Self.draftsFolder(of: url) }
+
+    static func draftsFolder(of library: URL) -> URL {
+        library.appendingPathComponent(".documentkit-drafts", isDirectory: true)
+    }
+
     /// The coordinator of this user's processes, for which `.note` folders are packages.
     static func makeCoordinator() throws -> FileCoordinator {
         do { return FileCoordinator(namespace: try .default(packageExtensions: [NoteFormat.packageExtension])) } catch {
