@@ -15,6 +15,8 @@ struct Lifecycle {
     var retryAt: Duration?
     /// Where the last autosave elsewhere went.
     var autosavedContentsURL: URL?
+    /// The registration of the document's presenter, while it presents its file.
+    var presenterRegistration: PresenterRegistration?
 }
 
 /// Events and change counting.
