@@ -17,6 +17,7 @@ struct Lifecycle {
     var autosavedContentsURL: URL?
     /// The registration of the document's presenter, while it presents its file.
     var presenterRegistration: PresenterRegistration?
+    var presentsFile = true
 }
 
 /// Events and change counting.

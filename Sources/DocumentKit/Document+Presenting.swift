@@ -60,9 +60,21 @@ extension Document {
         return FileCoordinator(namespace: coordinator.namespace, presenter: registration, presenterTimeout: coordinator.presenterTimeout)
     }
 
+    /// Whether the document presents its file while open (with a ``coordinator``; the default).
+    /// Set it before ``open()``. Turn it off for a document read for a moment (a listing) or in a
+    /// short-lived tool that exits without closing it: a reload the presenter started may still
+    /// be running on the document's queue when the process exits.
+    public var presentsFile: Bool {
+        get { lifecycle.withLock { $0.presentsFile } }
+        set {
+            lifecycle.withLock { $0.presentsFile = newValue }
+            if !newValue { stopPresenting() }
+        }
+    }
+
     /// Registers the document's presenter for ``fileURL`` (again, if it presents already).
     func startPresenting() {
-        guard let coordinator else { return }
+        guard let coordinator, presentsFile else { return }
         let registration = coordinator.namespace.addPresenter(DocumentPresenter(document: self))
         let old = lifecycle.withLock { lifecycle -> PresenterRegistration? in
             defer { lifecycle.presenterRegistration = registration }
@@ -186,17 +198,16 @@ extension Document {
         post(.conflictGained(kept.0))
     }
 
-    /// The identities (device, inode, modification and change times, size) of the item and, for
-    /// a folder or package, of everything in it: a package changed in place keeps its folder's
-    /// identity, not its members'. Nil when there is no item.
+    /// The identities (device, inode, modification time, size) of the item and, for a folder or
+    /// package, of everything in it: a package changed in place keeps its folder's identity, not
+    /// its members'. Not the change time: the version store hard-links members and files, which
+    /// changes it without changing anything in them. Nil when there is no item.
     static func fingerprint(ofItemAt url: URL) -> String? {
         var parts: [String] = []
         func visit(_ path: String, _ relative: String) -> Bool {
             var info = stat()
             guard lstat(path, &info) == 0 else { return false }
-            parts.append(
-                "\(relative)|\(info.st_dev)|\(info.st_ino)|\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)|"
-                    + "\(info.st_ctim.tv_sec).\(info.st_ctim.tv_nsec)|\(info.st_size)")
+            parts.append("\(relative)|\(info.st_dev)|\(info.st_ino)|\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)|\(info.st_size)")
             if (info.st_mode & S_IFMT) == S_IFDIR, let names = try? FileManager.default.contentsOfDirectory(atPath: path) {
                 for name in names.sorted() { _ = visit(path + "/" + name, relative + "/" + name) }
             }

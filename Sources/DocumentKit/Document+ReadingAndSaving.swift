@@ -14,6 +14,12 @@ extension Document {
     ///   contents or the manifest are malformed), `unsupportedFormat`, `newerFormat` (written by
     ///   a newer version: "format 4, this app reads up to 3"), `incompletePackage` ("3 of 5
     ///   members match"), `migrationFailed`. What was in memory stays, and the file is untouched.
+    ///
+    /// With a ``coordinator``, the open document presents its file until ``close(discardingChanges:)``:
+    /// it reloads after other programs' writes, keeps them as conflict versions when it has unsaved
+    /// changes, follows moves and notes deletions (``DocumentEvent/reloaded``,
+    /// ``DocumentEvent/conflictGained(_:)``, ``DocumentEvent/moved(to:)``, ``DocumentEvent/deleted``),
+    /// and saves its changes before another coordinator reads the file. Without one it presents nothing.
     public func open() async throws(DocumentKitError) {
         let url = fileURL
         let reading = try await perform { () throws(DocumentKitError) in try self.readItem(at: url) }
