@@ -19,6 +19,9 @@ struct Lifecycle {
     var draft: DraftEntry?
     /// The change count the draft holds (the content autosaved elsewhere last): nothing more to autosave while it is current.
     var draftedChangeCount: Int?
+    /// The registration of the document's presenter, while it presents its file.
+    var presenterRegistration: PresenterRegistration?
+    var presentsFile = true
 }
 
 /// Events and change counting.

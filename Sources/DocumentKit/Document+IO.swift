@@ -21,9 +21,13 @@ extension Document {
         return try result.get()
     }
 
-    /// Runs `work` under a coordinated read or write of the document (or of `url`), if it has a coordinator.
-    func coordinated<T>(writing: Bool, at url: URL? = nil, _ work: () throws(DocumentKitError) -> T) throws(DocumentKitError) -> T {
-        guard let coordinator else { return try work() }
+    /// Runs `work` under a coordinated read or write of the document (or of `url`), if it has a
+    /// coordinator (and `coordinating`). While the document presents its file, the coordination
+    /// works for its presenter, which is then not asked about the document's own reads and writes.
+    func coordinated<T>(
+        writing: Bool, at url: URL? = nil, coordinating: Bool = true, _ work: () throws(DocumentKitError) -> T
+    ) throws(DocumentKitError) -> T {
+        guard coordinating, let coordinator = ownCoordinator else { return try work() }
         let url = url ?? fileURL
         do {
             if writing {
@@ -47,10 +51,11 @@ extension Document {
 
 /// Saves against the version the document was based on, keeping versions in its store.
 extension Document {
-    /// The identifier and (with a version store) the digest of the item on disk now.
-    func baseOfItem(at url: URL) -> (String?, String?) {
+    /// The identifier, (with a version store) the digest and the fingerprint (see
+    /// ``fingerprint(ofItemAt:)``) of the item on disk now.
+    func baseOfItem(at url: URL) -> (String?, String?, String?) {
         let identifier = VersionStore.currentIdentifier(ofItemAt: url)
-        return (identifier, versionStore?.contentDigest(ofItemAt: url))
+        return (identifier, versionStore?.contentDigest(ofItemAt: url), Self.fingerprint(ofItemAt: url))
     }
 
     /// Writes `tree` over the item, inside the document's coordinated write. If the item is no
@@ -58,7 +63,7 @@ extension Document {
     /// unresolved conflict version (or, without a store, the save fails with `changedSinceRead`).
     /// With a store, the replaced version is kept too.
     func write(_ tree: FileWrapper, to url: URL, options: SaveOptions) throws(DocumentKitError)
-        -> (FileWrapper, FileVersion?, (String?, String?))
+        -> (FileWrapper, FileVersion?, (String?, String?, String?))
     {
         let (store, baseIdentifier, baseDigest) = state.withLock { ($0.versionStore, $0.baseIdentifier, $0.baseDigest) }
         var conflict: FileVersion?
@@ -86,7 +91,7 @@ extension Document {
     /// Writes `tree` at `url`, a place other than the document's file (save as): whatever is
     /// there is replaced (and kept in the version store, if there is one), without a conflict check.
     func write(_ tree: FileWrapper, over url: URL, options: SaveOptions) throws(DocumentKitError)
-        -> (FileWrapper, FileVersion?, (String?, String?))
+        -> (FileWrapper, FileVersion?, (String?, String?, String?))
     {
         let saved: FileWrapper
         if let store = versionStore {

@@ -14,56 +14,88 @@ extension Document {
     ///   contents or the manifest are malformed), `unsupportedFormat`, `newerFormat` (written by
     ///   a newer version: "format 4, this app reads up to 3"), `incompletePackage` ("3 of 5
     ///   members match"), `migrationFailed`. What was in memory stays, and the file is untouched.
+    ///
+    /// With a ``coordinator``, the open document presents its file until ``close(discardingChanges:)``:
+    /// it reloads after other programs' writes, keeps them as conflict versions when it has unsaved
+    /// changes, follows moves and notes deletions (``DocumentEvent/reloaded``,
+    /// ``DocumentEvent/conflictGained(_:)``, ``DocumentEvent/moved(to:)``, ``DocumentEvent/deleted``),
+    /// and saves its changes before another coordinator reads the file. Without one it presents nothing.
     public func open() async throws(DocumentKitError) {
         let url = fileURL
-        let format = self.format
-        let opened = try await perform { () throws(DocumentKitError) in
-            try self.coordinated(writing: false) { () throws(DocumentKitError) in
-                // Conflict copies a sync engine left inside a package are not part of it.
-                var tree = try FileWrapper(contentsOf: url).withoutConflictCopies()
-                let base = self.baseOfItem(at: url)
-                var hasher = MemberHasher()
-                var manifested: ManifestedPackage.Opened?
-                if let format {
-                    let opened = try ManifestedPackage.open(tree, format: format, path: url.path, hasher: &hasher)
-                    tree = opened.tree
-                    manifested = opened
-                }
-                let content: Content
-                do {
-                    if let manifested {
-                        content = try self.read(from: tree, manifest: manifested.manifest)
-                    } else {
-                        content = try self.read(from: tree)
-                    }
-                } catch {
-                    throw Self.wrap(error, operation: .open, path: url.path)
-                }
-                return (tree, content, manifested, hasher, base)
-            }
-        }
-        let (tree, content, manifested, hasher, base) = opened
-        let readOnlyMessage = manifested?.status.isReadOnly == true ? manifested?.status.message : nil
-        state.withLock { state in
-            state.content = content
-            state.tree = tree
-            state.changeCount = 0
-            state.savedChangeCount = 0
-            state.documentState = readOnlyMessage == nil ? .normal : .editingDisabled
-            state.lastSaveError = nil
-            state.manifest = manifested?.manifest
-            state.formatStatus = manifested?.status
-            state.readOnlyMessage = readOnlyMessage
-            state.hasher = hasher
-            (state.baseIdentifier, state.baseDigest) = base
-            state.earlierIDs.removeAll()
-            state.undoneIDs.removeAll()
-        }
+        let reading = try await perform { () throws(DocumentKitError) in try self.readItem(at: url) }
+        apply(reading, keeping: [])
         lifecycle.withLock { $0.firstUnsavedChange = nil }
         if let store = versionStore, let conflicts = try? store.unresolvedConflictVersions(ofItemAt: url), !conflicts.isEmpty {
             changeState { $0.insert(.inConflict) }
         }
+        startPresenting()
         post(.opened)
+    }
+
+    /// What one read of the document's item gave: read by ``readItem(at:)``, taken in by
+    /// ``apply(_:keeping:)``.
+    struct Reading: Sendable {
+        var tree: FileWrapper
+        var content: Content
+        var manifested: ManifestedPackage.Opened?
+        var hasher: MemberHasher
+        var base: (String?, String?, String?)
+    }
+
+    /// Reads the item at `url` under a coordinated read (on the I/O queue): `open()`'s reading,
+    /// and a reload's. Changes nothing in the document.
+    func readItem(at url: URL) throws(DocumentKitError) -> Reading {
+        let format = self.format
+        return try coordinated(writing: false, at: url) { () throws(DocumentKitError) in
+            // Conflict copies a sync engine left inside a package are not part of it.
+            var tree = try FileWrapper(contentsOf: url).withoutConflictCopies()
+            let base = self.baseOfItem(at: url)
+            var hasher = MemberHasher()
+            var manifested: ManifestedPackage.Opened?
+            if let format {
+                let opened = try ManifestedPackage.open(tree, format: format, path: url.path, hasher: &hasher)
+                tree = opened.tree
+                manifested = opened
+            }
+            let content: Content
+            do {
+                if let manifested {
+                    content = try self.read(from: tree, manifest: manifested.manifest)
+                } else {
+                    content = try self.read(from: tree)
+                }
+            } catch {
+                throw Self.wrap(error, operation: .open, path: url.path)
+            }
+            return Reading(tree: tree, content: content, manifested: manifested, hasher: hasher, base: base)
+        }
+    }
+
+    /// Replaces what is in memory with `reading`: the content is then the file's (no unsaved
+    /// changes), based on the state read. Of the document's state, only `keeping` survives
+    /// (besides `editingDisabled` for a read-only file). Returns the state before and after, or
+    /// nil if `ifClean` and the document has unsaved changes (nothing is changed then).
+    @discardableResult
+    func apply(_ reading: Reading, keeping: DocumentState, ifClean: Bool = false) -> (DocumentState, DocumentState)? {
+        let readOnlyMessage = reading.manifested?.status.isReadOnly == true ? reading.manifested?.status.message : nil
+        return state.withLock { state -> (DocumentState, DocumentState)? in
+            if ifClean && state.changeCount != state.savedChangeCount { return nil }
+            let before = state.documentState
+            state.content = reading.content
+            state.tree = reading.tree
+            state.changeCount = 0
+            state.savedChangeCount = 0
+            state.documentState = before.intersection(keeping).union(readOnlyMessage == nil ? .normal : .editingDisabled)
+            state.lastSaveError = nil
+            state.manifest = reading.manifested?.manifest
+            state.formatStatus = reading.manifested?.status
+            state.readOnlyMessage = readOnlyMessage
+            state.hasher = reading.hasher
+            (state.baseIdentifier, state.baseDigest, state.baseFingerprint) = reading.base
+            state.earlierIDs.removeAll()
+            state.undoneIDs.removeAll()
+            return (before, state.documentState)
+        }
     }
 
     /// Saves the current content over the document's file, atomically (see
@@ -101,6 +133,13 @@ extension Document {
     /// saved when it ends (see ``changeCountToken()``). Events: ``DocumentEvent/saved(_:)`` or
     /// ``DocumentEvent/saveFailed(_:_:)``.
     public func save(to url: URL, for operation: SaveOperation) async throws(DocumentKitError) {
+        try await save(to: url, for: operation, coordinating: true)
+    }
+
+    /// ``save(to:for:)``; `coordinating: false` writes without a coordinated write, for a save
+    /// asked for by a coordinator that holds the item on the document's behalf (see
+    /// `DocumentPresenter.savePresentedItemChanges()`).
+    func save(to url: URL, for operation: SaveOperation, coordinating: Bool) async throws(DocumentKitError) {
         let inPlace = operation == .save || operation == .autosaveInPlace
         let options = saveOptions
         let format = self.format
@@ -142,7 +181,8 @@ extension Document {
                 }
                 switch operation {
                 case .save, .autosaveInPlace, .saveAs:
-                    let (saved, conflict, base) = try self.coordinated(writing: true, at: url) { () throws(DocumentKitError) in
+                    let (saved, conflict, base) = try self.coordinated(writing: true, at: url, coordinating: coordinating) {
+                        () throws(DocumentKitError) in
                         operation == .saveAs ? try self.write(tree, over: url, options: options) : try self.write(tree, to: url, options: options)
                     }
                     previous = saved
@@ -152,10 +192,11 @@ extension Document {
                         state.manifest = manifest
                         state.hasher = hasher
                         state.formatStatus?.keepsOriginalOnNextSave = false
-                        (state.baseIdentifier, state.baseDigest) = base
+                        (state.baseIdentifier, state.baseDigest, state.baseFingerprint) = base
                         state.lastConflictVersion = conflict
                     }
                     if operation == .saveAs { self.location.withLock { $0 = url } }
+                    self.presenterDidSave(movedTo: operation == .saveAs)
                     return conflict
                 case .saveTo, .autosaveElsewhere:
                     _ = try self.coordinated(writing: true, at: url) { () throws(DocumentKitError) in
@@ -175,6 +216,7 @@ extension Document {
         state.withLock { $0.lastSaveError = nil }
         changeState {
             $0.remove(.savingError)
+            if inPlace || operation == .saveAs { $0.remove(.fileDeleted) }
             if conflict != nil { $0.insert(.inConflict) }
         }
         if let conflict { post(.conflictGained(conflict)) }
@@ -197,6 +239,7 @@ extension Document {
         }
         autosave?.cancel()
         _ = try? await perform { () throws(DocumentKitError) in () }  // waits for running I/O
+        stopPresenting()
         state.withLock { state in
             state.tree = nil
         }

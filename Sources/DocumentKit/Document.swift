@@ -89,6 +89,9 @@ open class Document<Content: Sendable>: @unchecked Sendable {
         /// The digest of those contents (with a version store), to tell a real change from a
         /// change of metadata only.
         var baseDigest: String?
+        /// The identities of the item and, for a package, of everything in it, as last read or
+        /// saved: tells the document's own state from a change on disk (see `Document+Presenting`).
+        var baseFingerprint: String?
         var lastConflictVersion: FileVersion?
     }
 

@@ -13,12 +13,15 @@ public struct DocumentState: OptionSet, Sendable, Hashable, CustomStringConverti
     public static let savingError = DocumentState(rawValue: 1 << 2)
     /// Edits are not allowed now (for example while a reload runs, or for a read-only file).
     public static let editingDisabled = DocumentState(rawValue: 1 << 3)
+    /// Another program deleted the file; the content is still in memory, and the next save
+    /// writes the file again.
+    public static let fileDeleted = DocumentState(rawValue: 1 << 5)
 
     public var description: String {
         if isEmpty { return "normal" }
         let names: [(DocumentState, String)] = [
             (.closed, "closed"), (.inConflict, "inConflict"), (.savingError, "savingError"),
-            (.editingDisabled, "editingDisabled"),
+            (.editingDisabled, "editingDisabled"), (.fileDeleted, "fileDeleted"),
         ]
         return names.filter { contains($0.0) }.map(\.1).joined(separator: ", ")
     }

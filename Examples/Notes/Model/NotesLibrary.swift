@@ -53,6 +53,9 @@ struct NotesLibrary {
     func open(_ url: URL) async throws(DocumentKitError) -> NoteDocument {
         let document = NoteDocument(fileURL: url, readerVersion: readerVersion, coordinator: coordinator)
         document.versionStore = store
+        // A command runs for a moment and exits without closing every note it read: no presenter
+        // (a reload it started could still run as the process exits).
+        document.presentsFile = false
         try await document.open()
         return document
     }
@@ -61,6 +64,7 @@ struct NotesLibrary {
     func newDocument(at url: URL, note: Note) -> NoteDocument {
         let document = NoteDocument(fileURL: url, content: note, readerVersion: readerVersion, coordinator: coordinator)
         document.versionStore = store
+        document.presentsFile = false
         return document
     }
 
