@@ -25,12 +25,14 @@ extension Document {
     public var autosavedContentsURL: URL? { lifecycle.withLock { $0.autosavedContentsURL } }
 
     /// Notes a change's time and makes sure an autosave loop runs.
-    func scheduleAutosave(restarting: Bool = false) {
+    /// `keepingTimes`: not a new change (a save ended with changes left): the waits run on
+    /// from the changes' own times.
+    func scheduleAutosave(restarting: Bool = false, keepingTimes: Bool = false) {
         let start = lifecycle.withLock { lifecycle -> (any AutosaveClock)? in
             guard let policy = lifecycle.autosavePolicy else { return nil }
             let now = policy.clock.now
             if lifecycle.firstUnsavedChange == nil || restarting { lifecycle.firstUnsavedChange = now }
-            lifecycle.lastChange = now
+            if !keepingTimes || lifecycle.lastChange == nil { lifecycle.lastChange = now }
             return lifecycle.autosaveTask == nil ? policy.clock : nil
         }
         guard start != nil else { return }
@@ -76,7 +78,9 @@ extension Document {
         return lifecycle.withLock { lifecycle -> AutosaveStep? in
             // Autosaved elsewhere already (a draft holds these changes): nothing to do until the next change.
             let drafted = lifecycle.draftedChangeCount == current
-            guard dirty, !drafted, let policy = lifecycle.autosavePolicy, let first = lifecycle.firstUnsavedChange,
+            // A save of these changes is running: when it ends, a change made meanwhile schedules again.
+            let beingSaved = lifecycle.savesInFlight.contains(current)
+            guard dirty, !drafted, !beingSaved, let policy = lifecycle.autosavePolicy, let first = lifecycle.firstUnsavedChange,
                 let last = lifecycle.lastChange
             else {
                 lifecycle.autosaveTask = nil

@@ -13,6 +13,9 @@ struct Lifecycle {
     var lastChange: Duration?
     /// When a failed autosave is tried again.
     var retryAt: Duration?
+    /// The change counts that saves of the document's own file now running will have saved:
+    /// autosave has nothing to do for those.
+    var savesInFlight: [Int] = []
     /// Where the last autosave elsewhere went.
     var autosavedContentsURL: URL?
     /// The document's draft entry (recovery data, see Recovery/), while it has one.

@@ -159,6 +159,16 @@ extension Document {
                 detail: "A \(operation.rawValue) writes the document's own file (\(fileURL.path)); use saveAs or saveTo for another place.")
         }
         let token = ChangeCountToken(count: snapshot.1)
+        let marksSaved = inPlace || operation == .saveAs
+        if marksSaved { lifecycle.withLock { $0.savesInFlight.append(token.count) } }
+        defer {
+            if marksSaved {
+                lifecycle.withLock { lifecycle in
+                    if let index = lifecycle.savesInFlight.firstIndex(of: token.count) { lifecycle.savesInFlight.remove(at: index) }
+                }
+                if hasUnsavedChanges && !documentState.contains(.closed) { scheduleAutosave(keepingTimes: true) }
+            }
+        }
         var conflict: FileVersion?
         do {
             // The tree, manifest and digests of the previous save are read on the I/O queue, so

@@ -1,3 +1,4 @@
+import Dispatch
 import DocumentKit
 import DocumentKitTesting
 import Foundation
@@ -85,6 +86,36 @@ final class TextDocument: Document<String>, @unchecked Sendable {
         document.updateChangeCount(withToken: token, for: .save)
         #expect(document.hasUnsavedChanges)
         try await document.close(discardingChanges: true)
+    }
+
+    @Test func anEditDuringAnAutosaveInFlightStaysUnsavedAndIsAutosavedNext() async throws {
+        let namespace = try CoordinationNamespace(directory: folder.appending("ns"), packageExtensions: [])
+        let document = TextDocument(fileURL: url, coordinator: FileCoordinator(namespace: namespace))
+        document.autosavePolicy = AutosavePolicy(quietPeriod: .seconds(2), maximumDelay: .seconds(10), clock: clock)
+        document.presentsFile = false
+        try await document.open()
+        // Another writer holds the file: the autosave, once started, waits for it.
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let holder = Thread {
+            try? FileCoordinator(namespace: namespace).coordinate(writingItemAt: url) { _ in
+                holding.signal()
+                release.wait()
+            }
+        }
+        holder.start()
+        holding.wait()
+        try document.update { $0 = "first" }
+        await clock.advance(by: .seconds(2))  // the autosave of "first" starts and waits
+        try document.update { $0 = "second" }  // made while that save is in flight
+        release.signal()
+        for _ in 0..<500 where try onDisk() != "first" { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(try onDisk() == "first")
+        #expect(document.hasUnsavedChanges)  // "second" is not saved by the save of "first"
+        await clock.advance(by: .seconds(2))
+        #expect(try onDisk() == "second")
+        #expect(!document.hasUnsavedChanges)
+        try await document.close()
     }
 
     @Test func aFailedAutosaveKeepsTheEditsReportsThemAndSucceedsWhenSpaceReturns() async throws {
