@@ -83,6 +83,27 @@ import Testing
         #expect(lines.count == 5, "one line per change: \(lines)")
     }
 
+    @Test("notes watch TITLE keeps the note open as a presenting document: another process's edit adds a reloaded line")
+    func watchNoteShowsReloads() async throws {
+        let directory = try TemporaryDirectory(prefix: "notes-watch-note")
+        let notes = NotesRunner(library: directory.appending("Library"))
+        try notes.ok(["init"])
+        try notes.ok(["new", "Trip", "--body", "one"])
+        let watcher = try Watcher(notes: notes, directory: directory, arguments: ["Trip"])
+        try await Task.sleep(for: .milliseconds(500))  // let it start watching
+
+        try notes.ok(["edit", "Trip", "--append", "two"])
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline, !watcher.lines().contains(where: { $0["event"] == "reloaded" }) {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let lines = watcher.lines()
+        let reloaded = lines.filter { $0["event"] == "reloaded" }
+        #expect(reloaded.count == 1 && reloaded.first?["title"] == "Trip", "\(lines)")
+        #expect(reloaded.first?["path"]?.hasSuffix("trip.note") == true, "\(lines)")
+        #expect(lines.contains { $0["event"] == "changed" && $0["title"] == "Trip" }, "\(lines)")
+    }
+
     private func shellCommand(_ command: String) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")

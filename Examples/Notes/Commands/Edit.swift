@@ -3,13 +3,20 @@ import DocumentKit
 import Foundation
 
 struct Edit: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Replace a note's body, add a line to it, or change its tags.")
+    static let configuration = CommandConfiguration(
+        abstract: "Replace a note's body, add a line to it, change its tags, or edit its body in $EDITOR.")
     @OptionGroup var options: LibraryOptions
     @Argument(help: "The note's title.") var title: String
     @Option(help: "The new body (`-` reads standard input).") var set: String?
     @Option(help: "A line to add at the end (`-` reads standard input).") var append: String?
     @Option(name: .customLong("tag"), help: "Add a tag (repeat for more; format 2 and later).") var addedTags: [String] = []
     @Option(name: .customLong("untag"), help: "Remove a tag (repeat for more; format 2 and later).") var removedTags: [String] = []
+    @Flag(
+        help: """
+            Edit the body in $EDITOR (else vi) and save it when the editor exits. Changes other processes make \
+            meanwhile are reloaded into the editor's file while it is unchanged, else kept as a conflict version.
+            """)
+    var editor = false
 
     /// For the crash-recovery test: apply the edit without saving, autosave it elsewhere (a
     /// draft) after this many milliseconds of quiet, print `autosaved`, then wait to be killed.
@@ -19,6 +26,12 @@ struct Edit: AsyncParsableCommand {
     var autosaveElsewhereAfter: Int?
 
     func validate() throws {
+        if editor {
+            guard set == nil && append == nil && addedTags.isEmpty && removedTags.isEmpty && autosaveElsewhereAfter == nil else {
+                throw ValidationError("--editor goes alone: no --set, --append, --tag or --untag.")
+            }
+            return
+        }
         guard set == nil || append == nil else { throw ValidationError("Give at most one of --set and --append.") }
         guard set != nil || append != nil || !addedTags.isEmpty || !removedTags.isEmpty else {
             throw ValidationError("Give --set, --append, --tag or --untag.")
@@ -30,6 +43,10 @@ struct Edit: AsyncParsableCommand {
             let library = try options.adoptedLibrary
             try checkTagsAreSupported(addedTags + removedTags, by: library)
             let entry = try await library.find(title)
+            if editor {
+                try await EditorSession(library: library, url: entry.url, title: title).run()
+                return
+            }
             let body = set.map(text(from:))
             let line = append.map(text(from:))
             let (added, removed) = (addedTags, removedTags)

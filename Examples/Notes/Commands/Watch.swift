@@ -12,7 +12,11 @@ struct WatchLine: Encodable {
 
 struct Watch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print a line for every change other processes make to the library or a note, until interrupted.")
+        abstract: "Print a line for every change other processes make to the library or a note, until interrupted.",
+        discussion: """
+            Watching one note also keeps it open as a document that presents its file: its reloads \
+            (`reloaded`) and conflict versions (`conflict`) get lines of their own.
+            """)
     @OptionGroup var options: LibraryOptions
     @Argument(help: "Watch only this note.") var title: String?
     @Flag(help: "Print JSON lines: {event, title, path, from}.") var json = false
@@ -23,17 +27,22 @@ struct Watch: AsyncParsableCommand {
             var titles: [String: String] = [:]
             for entry in try await library.entries() { titles[entry.url.standardizedFileURL.path] = entry.note.title }
             let watched: URL
+            var document: NoteDocument?
             if let title {
                 watched = try await library.find(title).url
+                do throws(DocumentKitError) { document = try await library.open(watched, presenting: true) } catch { throw NotesError(error, note: title) }
             } else {
                 watched = library.url
             }
             let stream = library.coordinator.namespace.events(for: watched)
+            let documentLines = document.map { Self.emitEvents(of: $0, json: json) }
             FileHandle.standardError.write(Data("notes: watching \(watched.path) (Ctrl-C to stop)\n".utf8))
             for await event in stream {
                 guard let line = await describe(event, titles: &titles, library: library) else { continue }
-                emit(line)
+                Self.emit(line, json: json)
             }
+            try? await document?.close(discardingChanges: true)
+            await documentLines?.value
         }
     }
 
@@ -69,7 +78,23 @@ struct Watch: AsyncParsableCommand {
         }
     }
 
-    private func emit(_ line: WatchLine) {
+    /// Prints a line for each reload and conflict version of the open `document`, until it closes.
+    private static func emitEvents(of document: NoteDocument, json: Bool) -> Task<Void, Never> {
+        let events = document.events()
+        return Task {
+            for await event in events {
+                let name: String
+                switch event {
+                case .reloaded: name = "reloaded"
+                case .conflictGained: name = "conflict"
+                default: continue
+                }
+                emit(WatchLine(event: name, title: document.content.title, path: document.fileURL.path, from: nil), json: json)
+            }
+        }
+    }
+
+    private static func emit(_ line: WatchLine, json: Bool) {
         let text: String
         if json {
             let encoder = JSONEncoder()

@@ -50,12 +50,16 @@ struct NotesLibrary {
     }
 
     /// Opens the note at `url`, as format `readerVersion`.
-    func open(_ url: URL) async throws(DocumentKitError) -> NoteDocument {
+    ///
+    /// - Parameter presenting: Whether the document presents its file (reloads, conflicts,
+    ///   moves; no autosave then). A command that asks for it must close the document before it
+    ///   exits. Without it (most commands run for a moment and exit without closing every note
+    ///   they read) there is no presenter: a reload it started could still run as the process exits.
+    func open(_ url: URL, presenting: Bool = false) async throws(DocumentKitError) -> NoteDocument {
         let document = NoteDocument(fileURL: url, readerVersion: readerVersion, coordinator: coordinator)
         document.versionStore = store
-        // A command runs for a moment and exits without closing every note it read: no presenter
-        // (a reload it started could still run as the process exits).
-        document.presentsFile = false
+        document.presentsFile = presenting
+        if presenting { document.autosavePolicy = nil }
         try await document.open()
         return document
     }
