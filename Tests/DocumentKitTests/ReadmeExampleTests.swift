@@ -42,4 +42,28 @@ private final class NoteDocument: Document<Note>, @unchecked Sendable {
         #expect(reopened.content.body == "Pack light.\nBook the tram.")
         #expect(try Data(contentsOf: url.appendingPathComponent("extra.bin")) == Data("from a newer version".utf8))
     }
+
+    @Test("the README's second example: a coordinated document with a version store, and its events")
+    func readmeVersionsExample() async throws {
+        let directory = try TemporaryDirectory(prefix: "readme")
+        let url = directory.appending("Trip.note")
+        try await NoteDocument(fileURL: url, content: Note(title: "Trip", body: "Pack light.")).save()
+
+        let coordinator = FileCoordinator(namespace: try .default(packageExtensions: ["note"]))
+        let document = NoteDocument(fileURL: url, coordinator: coordinator)
+        document.versionStore = VersionStore(libraryURL: url.deletingLastPathComponent(), coordinator: coordinator)
+        let events = document.events()
+        try await document.open()
+        try document.update { $0.body += "\nBook the tram." }
+        try await document.save()
+        try await document.close()
+        var seen: [String] = []
+        for await event in events {
+            if case .saved(let operation) = event { seen.append("saved \(operation.rawValue)") }
+            if case .opened = event { seen.append("opened") }
+        }
+        #expect(seen == ["opened", "saved save"])
+        let kept = try #require(try document.versionStore?.otherVersions(ofItemAt: url).first)
+        #expect(try String(contentsOf: kept.url.appendingPathComponent("body.md"), encoding: .utf8) == "Pack light.")
+    }
 }
