@@ -103,11 +103,7 @@ extension ConflictCopyName {
     private static let dropboxPossessives = [Array("'s ".utf8), Array("\u{2019}s ".utf8)]
 
     /// UTC Gregorian, for dates built from components.
-    private static let utc: Calendar = {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        return calendar
-    }()
+    private static var utc: Calendar { utcCalendar }
 
     private static func string(_ bytes: ArraySlice<UInt8>) -> String {
         String(decoding: bytes, as: UTF8.self)

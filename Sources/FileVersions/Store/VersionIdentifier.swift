@@ -15,9 +15,7 @@ enum VersionIdentifier {
     }
 
     static func timestamp(_ date: Date) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+        let c = utcCalendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
         func two(_ value: Int?) -> String { let v = value ?? 0; return v < 10 ? "0\(v)" : "\(v)" }
         return String(format: "%04d", c.year ?? 1970) + two(c.month) + two(c.day) + "T" + two(c.hour) + two(c.minute) + two(c.second) + "Z"
     }
@@ -32,12 +30,6 @@ enum VersionIdentifier {
         (components.hour, components.minute, components.second) = (number(9..<11), number(11..<13), number(13..<15))
         return utcCalendar.date(from: components)
     }
-
-    private static let utcCalendar: Calendar = {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        return calendar
-    }()
 
     /// Whether `id` has the form above (so that it is safe as a folder name).
     static func isValid(_ id: String) -> Bool {

@@ -75,11 +75,7 @@ struct VersionRecord: Codable, Sendable, Equatable {
 /// Dates in records: ISO 8601 in UTC with milliseconds (`2026-11-22T10:15:00.123Z`), written and
 /// read by hand (a formatter per record costs more than the rest of reading it).
 enum RecordDate {
-    private static let calendar: Calendar = {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        return calendar
-    }()
+    private static var calendar: Calendar { utcCalendar }
 
     static func string(_ date: Date) -> String {
         let seconds = date.timeIntervalSince1970.rounded(.down)

@@ -76,31 +76,15 @@ extension VersionStore {
     func makeVersion(_ draft: VersionDraft) throws(DocumentKitError) -> FileVersion {
         try prepareStore()
         let key = draft.key ?? documentKey(forItemAt: draft.itemURL)
-        let documentFolder = folder(for: key)
-        var info = stat()
-        guard lstat(draft.source.path, &info) == 0 else {
-            throw DocumentKitError(Errno(rawValue: errno), operation: .read, path: draft.source.path, step: "reading the item to keep as a version")
-        }
-        let status = FileStatus(info)
-        let isPackage = draft.tree?.isDirectory ?? (status.kind == .directory)
-        let modified = draft.modified ?? Date(timeIntervalSince1970: Double(status.modificationTime) / 1e9)
-        let digest = draft.digest ?? contentDigest(of: draft.source, isPackage: isPackage)
-        var id = VersionIdentifier.make(date: modified, digest: digest)
-        do { try FileManager.default.createDirectory(at: documentFolder, withIntermediateDirectories: true) } catch {
-            throw DocumentKitError(.ioError, operation: .save, path: documentFolder.path, detail: "Can't create the document's folder in the version store: \(error.localizedDescription)")
-        }
-        removeAbandonedEntries(in: documentFolder)
-        if let existing = existingVersion(id, in: documentFolder, itemURL: draft.itemURL) {
+        let documentFolder = try prepareFolder(for: key)
+        let (record, existing) = try newRecord(for: draft, key: key, in: documentFolder)
+        if let existing {
             if draft.moving { try? FileManager.default.removeItem(at: draft.source) }
             return existing
         }
-        if FileManager.default.fileExists(atPath: documentFolder.appendingPathComponent(id).path) {
-            id = VersionIdentifier.make(date: modified, digest: nil)  // a damaged entry holds the name
-        }
-        let temporary = temporaryEntryURL(in: documentFolder, purpose: "new")
-        do { try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: false) } catch {
-            throw DocumentKitError(.ioError, operation: .save, path: temporary.path, detail: "Can't create a version: \(error.localizedDescription)")
-        }
+        let id = record.id
+        let isPackage = record.kind == "package"
+        let temporary = try createEntry(in: documentFolder)
         var placed = false
         defer { if !placed { try? FileManager.default.removeItem(at: temporary) } }
         let contents = temporary.appendingPathComponent("item", isDirectory: isPackage)
@@ -113,11 +97,6 @@ extension VersionStore {
             if let given = draft.tree { tree = given } else { tree = try FileWrapper(contentsOf: draft.source) }
             try tree.write(to: contents, options: SaveOptions(durability: durability))
         }
-        let record = VersionRecord(
-            id: id, documentIdentifier: key.identifier, kind: isPackage ? "package" : "file",
-            name: draft.itemURL.lastPathComponent, origin: draft.origin, modified: RecordDate.string(modified),
-            host: draft.host ?? savingComputerName, user: draft.user ?? savingUser, conflict: draft.isConflict,
-            resolved: false, discardable: false, ancestor: draft.ancestor, adoptedFrom: draft.adoptedFrom, resolution: nil)
         try writeRecord(record, in: temporary)
         let final = documentFolder.appendingPathComponent(id, isDirectory: true)
         guard rename(temporary.path, final.path) == 0 else {
@@ -126,11 +105,56 @@ extension VersionStore {
             throw DocumentKitError(error, operation: .save, path: final.path, step: "putting the new version in place")
         }
         placed = true
-        if draft.moving { /* the source is now the version's contents */ }
         synchronize(documentFolder)
         let version = Self.version(from: record, itemURL: draft.itemURL, contents: final.appendingPathComponent("item", isDirectory: isPackage))
         if !draft.isConflict { prune(key: key, itemURL: draft.itemURL) }
         return version
+    }
+
+    /// The folder of `key`'s versions, created if missing, with abandoned entries cleared.
+    func prepareFolder(for key: DocumentKey) throws(DocumentKitError) -> URL {
+        let documentFolder = folder(for: key)
+        do { try FileManager.default.createDirectory(at: documentFolder, withIntermediateDirectories: true) } catch {
+            throw DocumentKitError(.ioError, operation: .save, path: documentFolder.path, detail: "Can't create the document's folder in the version store: \(error.localizedDescription)")
+        }
+        removeAbandonedEntries(in: documentFolder)
+        return documentFolder
+    }
+
+    /// A new hidden entry (`.new-RANDOM`) in `documentFolder`, for a version being built.
+    func createEntry(in documentFolder: URL) throws(DocumentKitError) -> URL {
+        let temporary = temporaryEntryURL(in: documentFolder, purpose: "new")
+        do { try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: false) } catch {
+            throw DocumentKitError(.ioError, operation: .save, path: temporary.path, detail: "Can't create a version: \(error.localizedDescription)")
+        }
+        return temporary
+    }
+
+    /// The record of a new version made from `draft.source`: its kind, modification time and
+    /// content digest name it (see `VersionIdentifier`); or the version, when the store has it already.
+    func newRecord(for draft: VersionDraft, key: DocumentKey, in documentFolder: URL) throws(DocumentKitError)
+        -> (record: VersionRecord, existing: FileVersion?)
+    {
+        var info = stat()
+        guard lstat(draft.source.path, &info) == 0 else {
+            throw DocumentKitError(Errno(rawValue: errno), operation: .read, path: draft.source.path, step: "reading the item to keep as a version")
+        }
+        let status = FileStatus(info)
+        let isPackage = draft.tree?.isDirectory ?? (status.kind == .directory)
+        let modified = draft.modified ?? Date(timeIntervalSince1970: Double(status.modificationTime) / 1e9)
+        var id = VersionIdentifier.make(date: modified, digest: draft.digest ?? contentDigest(of: draft.source, isPackage: isPackage))
+        let record = { (id: String) in
+            VersionRecord(
+                id: id, documentIdentifier: key.identifier, kind: isPackage ? "package" : "file",
+                name: draft.itemURL.lastPathComponent, origin: draft.origin, modified: RecordDate.string(modified),
+                host: draft.host ?? self.savingComputerName, user: draft.user ?? self.savingUser, conflict: draft.isConflict,
+                resolved: false, discardable: false, ancestor: draft.ancestor, adoptedFrom: draft.adoptedFrom, resolution: nil)
+        }
+        if let existing = existingVersion(id, in: documentFolder, itemURL: draft.itemURL) { return (record(id), existing) }
+        if FileManager.default.fileExists(atPath: documentFolder.appendingPathComponent(id).path) {
+            id = VersionIdentifier.make(date: modified, digest: nil)  // a damaged entry holds the name
+        }
+        return (record(id), nil)
     }
 
     /// The version `id` if it is in `folder`, whole.

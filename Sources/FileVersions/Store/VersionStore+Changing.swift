@@ -46,33 +46,18 @@ extension VersionStore {
         var options = options
         // The record is written before the save, so that the replaced item, once moved into the
         // entry, is a complete version even if this process dies before renaming the entry.
-        let documentFolder = folder(for: key)
         let temporary: URL
         let record: VersionRecord
+        let documentFolder: URL
         do throws(DocumentKitError) {
             try prepareStore()
-            try? FileManager.default.createDirectory(at: documentFolder, withIntermediateDirectories: true)
-            removeAbandonedEntries(in: documentFolder)
-            var info = stat()
-            guard lstat(itemURL.path, &info) == 0 else {
-                throw DocumentKitError(Errno(rawValue: errno), operation: .save, path: itemURL.path, step: "reading the item to keep as a version")
-            }
-            let status = FileStatus(info)
-            let isPackage = status.kind == .directory
-            let modified = Date(timeIntervalSince1970: Double(status.modificationTime) / 1e9)
-            let id = VersionIdentifier.make(date: modified, digest: contentDigest(of: itemURL, isPackage: isPackage))
-            if let existing = existingVersion(id, in: documentFolder, itemURL: itemURL) {
-                return (try tree.write(to: itemURL, options: options), existing)  // kept already
-            }
-            record = VersionRecord(
-                id: id, documentIdentifier: key.identifier, kind: isPackage ? "package" : "file",
-                name: itemURL.lastPathComponent, origin: origin, modified: RecordDate.string(modified),
-                host: isConflict ? nil : savingComputerName, user: isConflict ? nil : savingUser, conflict: isConflict,
-                resolved: false, discardable: false, ancestor: ancestorIdentifier, adoptedFrom: nil, resolution: nil)
-            temporary = temporaryEntryURL(in: documentFolder, purpose: "new")
-            do { try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: false) } catch {
-                throw DocumentKitError(.ioError, operation: .save, path: temporary.path, detail: error.localizedDescription)
-            }
+            documentFolder = try prepareFolder(for: key)
+            var draft = VersionDraft(itemURL: itemURL, source: itemURL, origin: origin, isConflict: isConflict, ancestor: ancestorIdentifier)
+            if isConflict { (draft.host, draft.user) = (.some(nil), .some(nil)) }  // another process wrote it
+            let existing: FileVersion?
+            (record, existing) = try newRecord(for: draft, key: key, in: documentFolder)
+            if let existing { return (try tree.write(to: itemURL, options: options), existing) }  // kept already
+            temporary = try createEntry(in: documentFolder)
             try writeRecord(record, in: temporary)
         } catch {
             Self.logger.warning("Saving \(itemURL.path) without keeping the previous version: \(error.description)")

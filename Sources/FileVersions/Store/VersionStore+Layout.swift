@@ -85,8 +85,7 @@ extension VersionStore {
 
     /// A new hidden name in `folder`, for an entry being built or removed.
     func temporaryEntryURL(in folder: URL, purpose: String) -> URL {
-        let random = (0..<12).map { _ in String(Int.random(in: 0..<36), radix: 36) }.joined()
-        return folder.appendingPathComponent(".\(purpose)-\(random)", isDirectory: true)
+        folder.appendingPathComponent(".\(purpose)-\(TemporaryName.randomSuffix())", isDirectory: true)
     }
 }
 
