@@ -79,17 +79,12 @@ extension Document {
                     detail: "Another program changed it since this document read it. Give the document a version store to keep both, or open it again.")
             }
         }
-        let saved: FileWrapper
-        if let store {
-            saved = try store.save(tree, to: url, options: options, keepingReplacedAs: .save).saved
-        } else {
-            saved = try tree.write(to: url, options: options)
-        }
-        return (saved, conflict, baseOfItem(at: url))
+        let (saved, _, base) = try write(tree, over: url, options: options)
+        return (saved, conflict, base)
     }
 
-    /// Writes `tree` at `url`, a place other than the document's file (save as): whatever is
-    /// there is replaced (and kept in the version store, if there is one), without a conflict check.
+    /// Writes `tree` at `url` without a conflict check: whatever is there is replaced, and kept in
+    /// the version store if there is one (the last step of a save; all of a save as).
     func write(_ tree: FileWrapper, over url: URL, options: SaveOptions) throws(DocumentKitError)
         -> (FileWrapper, FileVersion?, (String?, String?, String?))
     {
