@@ -204,6 +204,10 @@ func race(url: URL, library: URL, rounds: Int, tag: String, coordinator: FileCoo
         // Consistent, not durable: a killed process is what the tests simulate, not a power cut.
         let document = RaceNoteDocument(fileURL: url, saveOptions: SaveOptions(durability: .consistent), coordinator: coordinator)
         document.versionStore = VersionStore(libraryURL: library, coordinator: coordinator, durability: .consistent)
+        // Both racers must save from the base they opened: a presenting document would reload the
+        // other's save while it waits at the barrier (clean), and its save would then not conflict.
+        document.presentsFile = false
+        document.autosavePolicy = nil
         do { try await document.open() } catch { fail("race: round \(round): open: \(error)", status: 3) }
         say("opened \(round) \(document.content) \(monotonicNanoseconds())")
         awaitLine("save round \(round)")
