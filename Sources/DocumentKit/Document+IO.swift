@@ -55,7 +55,9 @@ extension Document {
     /// ``fingerprint(ofItemAt:)``) of the item on disk now.
     func baseOfItem(at url: URL) -> (String?, String?, String?) {
         let identifier = VersionStore.currentIdentifier(ofItemAt: url)
-        return (identifier, versionStore?.contentDigest(ofItemAt: url), Self.fingerprint(ofItemAt: url))
+        // The fingerprint (a stat of every member) serves only a document that presents its file.
+        let presents = coordinator != nil && presentsFile
+        return (identifier, versionStore?.contentDigest(ofItemAt: url), presents ? Self.fingerprint(ofItemAt: url) : nil)
     }
 
     /// Writes `tree` over the item, inside the document's coordinated write. If the item is no
