@@ -14,6 +14,10 @@ import Synchronization
 /// releases the lock. So an unlocked temporary item is litter from a dead save: it is removed.
 /// A rename intent (`.<item>.dk-intent`, written by the fallback swap on file systems without
 /// `RENAME_EXCHANGE`) is completed first, so the item is never left missing.
+///
+/// An item still being created (`.<item>.dk-born-…`, see ``TemporaryItem``) is not locked yet: it
+/// is left alone, not even locked for a moment (its owner's own lock would fail), until it is
+/// older than ``TemporaryItem/bornItemGracePeriod``.
 package struct InterruptedSaveRecovery {
     /// What a pass did.
     package struct Report: Sendable, Equatable {
@@ -26,9 +30,14 @@ package struct InterruptedSaveRecovery {
     }
 
     package let fileSystem: FileSystem
+    /// How old an unlocked item that is being created must be to be taken for litter.
+    package let bornItemGracePeriod: Int64
     private static let logger = Logger(label: "DocumentKit.recovery")
 
-    package init(fileSystem: FileSystem) { self.fileSystem = fileSystem }
+    package init(fileSystem: FileSystem, bornItemGracePeriod: Int64 = TemporaryItem.bornItemGracePeriod) {
+        self.fileSystem = fileSystem
+        self.bornItemGracePeriod = bornItemGracePeriod
+    }
 
     /// Whether `name` is one of DocumentKit's temporary names.
     package static func isTemporaryName(_ name: String) -> Bool {
@@ -37,7 +46,7 @@ package struct InterruptedSaveRecovery {
         }
         let rest = name[range.upperBound...]
         if rest == "intent" { return true }
-        for purpose in ["new-", "old-", "tmp-"] where rest.hasPrefix(purpose) {
+        for purpose in ["new-", "old-", "tmp-", TemporaryItem.bornPurpose + "-"] where rest.hasPrefix(purpose) {
             return rest.count == purpose.count + 12
         }
         return false
@@ -73,6 +82,10 @@ package struct InterruptedSaveRecovery {
         do {
             let fd = try fileSystem.open(name, in: directory, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
             defer { Glibc.close(fd) }
+            if Self.isBeingCreated(name), try isYoung(fd, name: name) {
+                report.busy.append(name)
+                return
+            }
             do { try fileSystem.lockExclusivelyWithoutWaiting(fd, name: name) } catch {
                 if error == .wouldBlock { report.busy.append(name); return }
                 throw error
@@ -87,6 +100,21 @@ package struct InterruptedSaveRecovery {
         } catch {
             Self.logger.warning("Could not remove leftover “\(path)/\(name)”: \(error)")
         }
+    }
+
+    /// Whether `name` is an item that is being created and is not locked yet (``TemporaryItem``).
+    static func isBeingCreated(_ name: String) -> Bool {
+        name.range(of: TemporaryName.marker + TemporaryItem.bornPurpose + "-", options: .backwards) != nil
+    }
+
+    /// Whether the open item `fd` changed status less than ``bornItemGracePeriod`` ago.
+    private func isYoung(_ fd: CInt, name: String) throws(Errno) -> Bool {
+        let status = try fileSystem.status(of: fd, name: name)
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let nowNanoseconds = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+        // A time ahead of the clock (another machine's, a clock set back) counts as young.
+        return nowNanoseconds < status.changeTime + bornItemGracePeriod
     }
 
     private func completeIntent(

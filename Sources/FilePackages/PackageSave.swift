@@ -18,7 +18,6 @@ struct PackageSave {
 
     func run(_ children: [String: FileWrapper], permissions: UInt32?) throws(DocumentKitError) -> FileWrapper {
         let durable = options.durability == .durable
-        let temporaryName = TemporaryName.make(for: location.name, purpose: "new")
         func fail(_ errno: Errno, _ step: String) -> DocumentKitError {
             DocumentKitError(errno, operation: .save, path: path, step: step, originalIsIntact: true)
         }
@@ -34,26 +33,25 @@ struct PackageSave {
         }
         defer { withExtendedLifetime(currentTree) {} }
 
-        // 1. The temporary tree, locked while we build it. A file being replaced by a package
-        // lends it no mode (a directory needs its search bits).
+        // 1. The temporary tree, locked from the first instant it bears its name (TemporaryItem).
+        // A file being replaced by a package lends it no mode (a directory needs its search bits).
         let currentPermissions = current?.kind == .directory ? current?.permissions : nil
+        let temporaryName: String
+        let root: CInt
         do {
-            try fileSystem.makeDirectory(temporaryName, in: parent, mode: mode_t(permissions ?? currentPermissions ?? 0o777))
-        } catch { throw fail(error, "creating the temporary package “\(temporaryName)”") }
+            (temporaryName, root) = try TemporaryItem.makeLockedDirectory(
+                for: location.name, purpose: "new", in: parent, mode: mode_t(permissions ?? currentPermissions ?? 0o777),
+                using: fileSystem)
+        } catch {
+            throw fail(error.errno, "\(error.step) the temporary package “\(error.name)”")
+        }
         // Removed on failure, unless a failed swap left it for recovery to complete.
         var swapped = false
         defer {
             if !swapped { _ = try? removeItem(temporaryName, in: parent, using: fileSystem) }
         }
-        let root: CInt
-        do { root = try fileSystem.open(temporaryName, in: parent, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW) } catch {
-            throw fail(error, "opening the temporary package “\(temporaryName)”")
-        }
         let rootDescriptor = Descriptor(owning: root)
         let newRoot = TreeRoot(directory: rootDescriptor, path: path, isPackage: true)
-        do { try fileSystem.lockExclusivelyWithoutWaiting(root, name: temporaryName) } catch {
-            throw fail(error, "locking the temporary package")
-        }
         try Ownership(fileSystem: fileSystem).apply(
             to: root, current: current?.kind == .directory ? current : nil, requested: permissions, documentPath: path)
 
@@ -129,21 +127,20 @@ struct FileSave {
             error.originalIsIntact = true
             throw error
         }
-        let temporaryName = TemporaryName.make(for: location.name, purpose: "tmp")
         let requested = wrapper.permissions
         let createMode = mode_t(current?.kind == .regular ? current!.permissions : (requested ?? 0o666))
+        // Locked from the first instant it bears its name (TemporaryItem).
+        let temporaryName: String
         let fd: CInt
         do {
-            fd = try fileSystem.open(temporaryName, in: parent, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: createMode)
-        } catch { throw fail(error, "creating the temporary file “\(temporaryName)”") }
+            (temporaryName, fd) = try TemporaryItem.makeLockedFile(
+                for: location.name, purpose: "tmp", in: parent, mode: createMode, using: fileSystem)
+        } catch { throw fail(error.errno, "\(error.step) the temporary file “\(error.name)”") }
         var swapped = false
         var closed = false
         defer {
             if !closed { Glibc.close(fd) }
             if !swapped { _ = try? fileSystem.unlink(temporaryName, in: parent) }
-        }
-        do { try fileSystem.lockExclusivelyWithoutWaiting(fd, name: temporaryName) } catch {
-            throw fail(error, "locking the temporary file")
         }
         try Ownership(fileSystem: fileSystem).apply(
             to: fd, current: current?.kind == .regular ? current : nil, requested: requested, documentPath: path)

@@ -39,6 +39,13 @@
 // conflict version the save kept, or `-`), and closes the document. Exits 1 if standard input
 // closes before a round is done.
 //
+//     dk-coordination-child saves NAMESPACE_DIR EXTS LIBRARY_DIR NAME COUNT KIND VERSIONS
+//
+// Saves its own document LIBRARY_DIR/NAME COUNT times (KIND `package`: a `RaceNoteDocument`;
+// `file`: a `RaceTextDocument`), its content the round's number, with the library's version store
+// when VERSIONS is `store` (`none`: without). Prints `failed ROUND MESSAGE` for each failed save and
+// `done FAILURES` at the end (see SavesMode.swift).
+//
 // Times are CLOCK_MONOTONIC nanoseconds, comparable across the processes of one machine; every
 // line is flushed at once. Exit status 2: bad arguments; 3: the coordination failed.
 
@@ -180,6 +187,13 @@ case "race":
     await race(
         url: library.appendingPathComponent(arguments[5]), library: library, rounds: rounds, tag: arguments[7],
         coordinator: coordinator)
+
+case "saves":
+    guard arguments.count >= 9, let count = Int(arguments[6]), count >= 1 else { fail("saves: bad arguments", status: 2) }
+    let library = URL(fileURLWithPath: arguments[4])
+    await saveRepeatedly(
+        url: library.appendingPathComponent(arguments[5]), library: library, count: count, kind: arguments[7],
+        keepsVersions: arguments[8] == "store", coordinator: coordinator)
 
 default:
     fail("unknown command \(arguments[1])", status: 2)

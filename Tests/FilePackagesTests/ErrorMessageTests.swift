@@ -24,6 +24,15 @@ import Testing
         #expect("\(error)" == error.description)
     }
 
+    @Test("the message is also the error's localizedDescription, as an app shows it")
+    func localizedDescriptionIsTheMessage() {
+        let error: any Error = DocumentKitError(
+            .noSpace, operation: .save, path: "/tmp/a/Doc.pkg", step: "writing the new contents", originalIsIntact: true)
+        #expect(error.localizedDescription == (error as! DocumentKitError).description)
+        #expect(error.localizedDescription.contains("/tmp/a/Doc.pkg"))
+        #expect(error.localizedDescription.contains("ENOSPC"))
+    }
+
     @Test("errno values map to codes and carry their symbolic names",
           arguments: [(Errno.ioError, DocumentKitError.Code.ioError, "EIO"), (.noSpace, .noSpace, "ENOSPC"),
                       (.improperLink, .crossDevice, "EXDEV"), (.permissionDenied, .permissionDenied, "EACCES"),
