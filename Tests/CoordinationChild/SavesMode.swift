@@ -25,3 +25,24 @@ func saveRepeatedly(url: URL, library: URL, count: Int, kind: String, keepsVersi
     do { try await document.close() } catch { say("failed close \(error)") }
     say("done \(failures)")
 }
+
+/// The `edit` mode (see the header of main.swift): opens the note at `url`, prints
+/// `opened BODY`, waits for a line on standard input, sets its body to `body`, saves, prints `saved CONFLICT` (the id of the conflict
+/// version the save kept, or `-`) and closes it.
+func editOnce(url: URL, library: URL, body: String, coordinator: FileCoordinator) async {
+    let document = RaceNoteDocument(fileURL: url, saveOptions: SaveOptions(durability: .consistent), coordinator: coordinator)
+    document.versionStore = VersionStore(libraryURL: library, coordinator: coordinator, durability: .consistent)
+    document.presentsFile = false
+    document.autosavePolicy = nil
+    do {
+        try await document.open()
+        say("opened \(document.content)")
+        awaitLine("save")
+        try document.update { $0 = body }
+        try await document.save()
+        say("saved \(document.lastConflictVersion?.persistentIdentifier ?? "-")")
+        try await document.close()
+    } catch {
+        fail("edit: \(error)", status: 3)
+    }
+}

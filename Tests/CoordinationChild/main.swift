@@ -46,6 +46,11 @@
 // when VERSIONS is `store` (`none`: without). Prints `failed ROUND MESSAGE` for each failed save and
 // `done FAILURES` at the end (see SavesMode.swift).
 //
+//     dk-coordination-child edit NAMESPACE_DIR EXTS LIBRARY_DIR NAME BODY
+//
+// Opens the note LIBRARY_DIR/NAME (a `RaceNoteDocument` with the library's version store),
+// prints `opened BODY`, waits for a line on standard input, saves BODY as its body, prints `saved CONFLICT` and exits.
+//
 // Times are CLOCK_MONOTONIC nanoseconds, comparable across the processes of one machine; every
 // line is flushed at once. Exit status 2: bad arguments; 3: the coordination failed.
 
@@ -194,6 +199,11 @@ case "saves":
     await saveRepeatedly(
         url: library.appendingPathComponent(arguments[5]), library: library, count: count, kind: arguments[7],
         keepsVersions: arguments[8] == "store", coordinator: coordinator)
+
+case "edit":
+    guard arguments.count >= 7 else { fail("edit: bad arguments", status: 2) }
+    let library = URL(fileURLWithPath: arguments[4])
+    await editOnce(url: library.appendingPathComponent(arguments[5]), library: library, body: arguments[6], coordinator: coordinator)
 
 default:
     fail("unknown command \(arguments[1])", status: 2)
