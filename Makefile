@@ -4,7 +4,7 @@ SWIFT ?= swift
 # Tests and the demo share one debug build.
 BUILD_FLAGS ?=
 
-.PHONY: demo test build bench clean bootstrap
+.PHONY: demo test test-young-clock build bench clean bootstrap
 
 ## make demo: install what is missing, build, run the notes tour on a temporary library.
 demo:
@@ -19,6 +19,13 @@ test:
 	@Scripts/bootstrap.sh test
 	$(SWIFT) build $(BUILD_FLAGS) --build-tests
 	$(SWIFT) test $(BUILD_FLAGS) --skip-build --no-parallel 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
+
+## make test-young-clock: the tests that read the monotonic clock, in a time namespace where the
+## machine booted a minute ago (needs util-linux's unshare; root, or unprivileged user namespaces).
+test-young-clock:
+	@Scripts/bootstrap.sh demo
+	$(SWIFT) build $(BUILD_FLAGS) --build-tests
+	SWIFT="$(SWIFT)" BUILD_FLAGS="$(BUILD_FLAGS)" Scripts/test-young-clock.sh
 
 build:
 	@Scripts/bootstrap.sh demo

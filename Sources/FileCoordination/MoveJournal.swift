@@ -12,7 +12,15 @@ import Foundation
 /// Specified in `Formats/coordination-locks/`.
 struct MoveJournal: Sendable {
     let folder: String
+    /// The clock records are written and judged by: ``now()``; tests give a fixed one.
+    let clock: @Sendable () -> UInt64
 
+    init(folder: String, clock: @escaping @Sendable () -> UInt64 = MoveJournal.now) {
+        self.folder = folder
+        self.clock = clock
+    }
+
+    /// CLOCK_MONOTONIC in nanoseconds: time since boot, so small on a machine booted minutes ago.
     static func now() -> UInt64 {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
@@ -26,7 +34,7 @@ struct MoveJournal: Sendable {
         mkdir(folder, 0o700)
         let target = path(unit)
         let temporary = target + ".\(getpid()).tmp"
-        let text = "\(Self.now())\n\(newPath)"
+        let text = "\(clock())\n\(newPath)"
         guard (try? Data(text.utf8).write(to: URL(fileURLWithPath: temporary))) != nil else { return }
         rename(temporary, target)
         prune()
@@ -40,7 +48,7 @@ struct MoveJournal: Sendable {
     /// clock) and temporary files of writers that died, so the folder does not grow without bound.
     func prune() {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
-        let now = Self.now()
+        let now = clock()
         for name in names {
             let entry = folder + "/" + name
             if name.hasSuffix(".tmp") {
@@ -49,8 +57,16 @@ struct MoveJournal: Sendable {
                 continue
             }
             guard let time = Self.recordedTime(of: entry) else { continue }
-            if time > now || now - time > Self.retention { unlink(entry) }
+            if Self.isStale(recordedAt: time, now: now) { unlink(entry) }
         }
+    }
+
+    /// Whether a record written at `time` is to be removed at `now`: it is from an earlier boot
+    /// (ahead of the clock), or older than ``retention``. Nothing is subtracted below zero: on a
+    /// clock younger than the retention (a machine booted less than an hour ago), no record of
+    /// this boot is old enough.
+    static func isStale(recordedAt time: UInt64, now: UInt64) -> Bool {
+        time > now || now - time > retention
     }
 
     private static func recordedTime(of entry: String) -> UInt64? {
@@ -63,7 +79,7 @@ struct MoveJournal: Sendable {
         guard let text = try? String(contentsOfFile: path(unit), encoding: .utf8) else { return nil }
         let parts = text.split(separator: "\n", maxSplits: 1)
         // A time ahead of the clock is from before a reboot: not about anyone waiting now.
-        guard parts.count == 2, let time = UInt64(parts[0]), time >= since, time <= Self.now() else { return nil }
+        guard parts.count == 2, let time = UInt64(parts[0]), time >= since, time <= clock() else { return nil }
         return String(parts[1])
     }
 }

@@ -217,13 +217,18 @@ final class FileWatcher: Sendable {
         if mask & UInt32(IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM) != 0 {
             state.writing.removeValue(forKey: path)
         } else if mask & UInt32(IN_ISDIR) == 0, mask & UInt32(IN_MODIFY | IN_CREATE) != 0, state.writing[path] == nil {
-            if state.writing.count >= 4_096 {
-                // Writers that never close: keep the map small.
-                let old = DispatchTime.now().uptimeNanoseconds - 10_000_000_000
-                state.writing = state.writing.filter { $0.value > old }
-            }
-            state.writing[path] = DispatchTime.now().uptimeNanoseconds
+            let now = DispatchTime.now().uptimeNanoseconds
+            // Writers that never close: keep the map small.
+            if state.writing.count >= 4_096 { state.writing = Self.recentWriters(state.writing, now: now) }
+            state.writing[path] = now
         }
+    }
+
+    /// The entries of `writing` (path → when its writing began, in uptime nanoseconds) that
+    /// began less than 10 s before `now`. Nothing is subtracted below zero: on a clock younger
+    /// than 10 s (a machine just booted), every entry is recent.
+    static func recentWriters(_ writing: [String: UInt64], now: UInt64) -> [String: UInt64] {
+        writing.filter { now - min($0.value, now) < 10_000_000_000 }
     }
 
     private func parse(_ buffer: UnsafeMutableRawPointer, count: Int) -> ([Event], Bool, Int) {
