@@ -143,7 +143,7 @@ let package = Package(
         ),
         .testTarget(
             name: "NotesTests",
-            dependencies: ["DocumentKitTesting", "notes"]
+            dependencies: ["DocumentKitTesting", "notes", "dk-coordination-child"]
         ),
     ]
 )

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Dispatch
 import Foundation
 import Synchronization
@@ -24,21 +27,75 @@ extension Document {
     /// Runs `work` under a coordinated read or write of the document (or of `url`), if it has a
     /// coordinator (and `coordinating`). While the document presents its file, the coordination
     /// works for its presenter, which is then not asked about the document's own reads and writes.
+    /// `work` gets the URL the coordinator grants: where the item is now, if it moved while the
+    /// coordination waited (see ``itemLocation(requested:granted:)``); else `url` itself.
     func coordinated<T>(
-        writing: Bool, at url: URL? = nil, coordinating: Bool = true, _ work: () throws(DocumentKitError) -> T
+        writing: Bool, at url: URL? = nil, coordinating: Bool = true, _ work: (URL) throws(DocumentKitError) -> T
     ) throws(DocumentKitError) -> T {
-        guard coordinating, let coordinator = ownCoordinator else { return try work() }
         let url = url ?? fileURL
+        guard coordinating, let coordinator = ownCoordinator else { return try work(url) }
         do {
             if writing {
-                return try coordinator.coordinate(writingItemAt: url) { _ in try work() }
+                return try coordinator.coordinate(writingItemAt: url) { granted in try work(granted) }
             }
-            return try coordinator.coordinate(readingItemAt: url) { _ in try work() }
+            return try coordinator.coordinate(readingItemAt: url) { granted in try work(granted) }
         } catch let error as DocumentKitError {
             throw error
         } catch {
             throw Self.wrap(error, operation: writing ? .save : .open, path: url.path)
         }
+    }
+
+    /// ``coordinated(writing:at:coordinating:_:)`` for `work` that does not need the granted URL.
+    func coordinated<T>(
+        writing: Bool, at url: URL? = nil, coordinating: Bool = true, _ work: () throws(DocumentKitError) -> T
+    ) throws(DocumentKitError) -> T {
+        try coordinated(writing: writing, at: url, coordinating: coordinating) { (_: URL) throws(DocumentKitError) in try work() }
+    }
+
+    /// Where the item asked for at `requested` is, given the URL its coordination `granted`: the
+    /// granted one if the item moved while the coordination waited (nothing is left at
+    /// `requested`, something is at `granted`), else `requested` (a granted URL that only spells
+    /// the same item otherwise, through a symbolic link say, is not a move).
+    static func itemLocation(requested: URL, granted: URL) -> URL {
+        guard granted.standardizedFileURL.path != requested.standardizedFileURL.path,
+            !itemExists(at: requested), itemExists(at: granted)
+        else { return requested }
+        return granted
+    }
+
+    static func itemExists(at url: URL) -> Bool {
+        var status = stat()
+        return lstat(url.path, &status) == 0
+    }
+
+    /// Where an in-place save writes, inside its coordinated write of `requested` (the
+    /// document's file when the save began), which the coordinator granted as `granted`:
+    /// - the item's new place, if it moved while the save waited; the base the document read
+    ///   then is that item's identity at its new place (a rename is not a change of contents);
+    /// - nowhere, if the item the document read (it has a base) is gone and the document does
+    ///   not know (not ``DocumentState/fileDeleted``): the save fails with `notFound` rather than
+    ///   re-create what another program deleted or moved away; the edits stay in memory.
+    func placeToSave(requested: URL, granted: URL) throws(DocumentKitError) -> URL {
+        let place = Self.itemLocation(requested: requested, granted: granted)
+        let (base, knowsDeleted) = state.withLock { ($0.baseIdentifier, $0.documentState.contains(.fileDeleted)) }
+        if base != nil && !knowsDeleted && !Self.itemExists(at: place) {
+            throw DocumentKitError(
+                .notFound, operation: .save, path: requested.path,
+                detail: "It was deleted, or moved out of its folder, after this document read it; the save does not write it "
+                    + "again. The edits stay in memory: save them elsewhere (saveAs) to keep them.")
+        }
+        if place != requested {
+            // As a presenter hearing of the move does: the same file, renamed, is still the base.
+            func sameFile(_ identifier: String?) -> String? { identifier.map { $0.split(separator: "-").dropLast().joined(separator: "-") } }
+            let now = VersionStore.currentIdentifier(ofItemAt: place)
+            state.withLock { state in
+                guard let base = state.baseIdentifier, sameFile(base) == sameFile(now) else { return }
+                state.baseIdentifier = now
+                if state.baseFingerprint != nil { state.baseFingerprint = Self.fingerprint(ofItemAt: place) }
+            }
+        }
+        return place
     }
 
     static func wrap(_ error: any Error, operation: DocumentKitError.Operation, path: String) -> DocumentKitError {

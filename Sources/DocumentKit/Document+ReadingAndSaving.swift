@@ -21,8 +21,10 @@ extension Document {
     /// ``DocumentEvent/conflictGained(_:)``, ``DocumentEvent/moved(to:)``, ``DocumentEvent/deleted``),
     /// and saves its changes before another coordinator reads the file. Without one it presents nothing.
     public func open() async throws(DocumentKitError) {
-        let url = fileURL
-        let reading = try await perform { () throws(DocumentKitError) in try self.readItem(at: url) }
+        let reading = try await perform { [fileURL] () throws(DocumentKitError) in try self.readItem(at: fileURL) }
+        // An open that waited while a program moved the file read it at its new place.
+        location.withLock { $0 = reading.url }
+        let url = reading.url
         apply(reading, keeping: [])
         lifecycle.withLock { $0.firstUnsavedChange = nil }
         if let store = versionStore, let conflicts = try? store.unresolvedConflictVersions(ofItemAt: url), !conflicts.isEmpty {
@@ -40,13 +42,16 @@ extension Document {
         var manifested: ManifestedPackage.Opened?
         var hasher: MemberHasher
         var base: (String?, String?, String?)
+        /// Where the item was read: where it is now, if it moved while the read waited.
+        var url: URL
     }
 
     /// Reads the item at `url` under a coordinated read (on the I/O queue): `open()`'s reading,
-    /// and a reload's. Changes nothing in the document.
-    func readItem(at url: URL) throws(DocumentKitError) -> Reading {
+    /// and a reload's. Changes nothing in the document. Follows a move made while the read waited.
+    func readItem(at requested: URL) throws(DocumentKitError) -> Reading {
         let format = self.format
-        return try coordinated(writing: false, at: url) { () throws(DocumentKitError) in
+        return try coordinated(writing: false, at: requested) { (granted: URL) throws(DocumentKitError) in
+            let url = Self.itemLocation(requested: requested, granted: granted)
             // Conflict copies a sync engine left inside a package are not part of it.
             var tree = try FileWrapper(contentsOf: url).withoutConflictCopies()
             let base = self.baseOfItem(at: url)
@@ -67,7 +72,7 @@ extension Document {
             } catch {
                 throw Self.wrap(error, operation: .open, path: url.path)
             }
-            return Reading(tree: tree, content: content, manifested: manifested, hasher: hasher, base: base)
+            return Reading(tree: tree, content: content, manifested: manifested, hasher: hasher, base: base, url: url)
         }
     }
 
@@ -114,8 +119,15 @@ extension Document {
     /// (``lastConflictVersion``; the document is then ``DocumentState/inConflict``). Without a
     /// store, that case fails with `changedSinceRead`.
     ///
+    /// A save that waited for another process's coordinated access while a program moved the
+    /// file writes it at its new place (``fileURL`` follows, ``DocumentEvent/moved(to:)``). A save
+    /// never writes again a file that was deleted (or moved out of its folder) after the document
+    /// read it: it fails with `notFound` and the edits stay in memory; only a document that knows
+    /// of the deletion (``DocumentState/fileDeleted``, see ``open()``) writes the file again.
+    ///
     /// - Throws: ``DocumentKitError`` naming the file; `readOnlyDocument` for a document that
-    ///   may be read but not changed (nothing is written).
+    ///   may be read but not changed (nothing is written); `notFound` for a file deleted since
+    ///   the document read it.
     public func save() async throws(DocumentKitError) {
         try await save(to: fileURL, for: .save)
     }
@@ -191,9 +203,16 @@ extension Document {
                 }
                 switch operation {
                 case .save, .autosaveInPlace, .saveAs:
-                    let (saved, conflict, base) = try self.coordinated(writing: true, at: url, coordinating: coordinating) {
-                        () throws(DocumentKitError) in
-                        operation == .saveAs ? try self.write(tree, over: url, options: options) : try self.write(tree, to: url, options: options)
+                    let (saved, conflict, base, place) = try self.coordinated(writing: true, at: url, coordinating: coordinating) {
+                        (granted: URL) throws(DocumentKitError) in
+                        if operation == .saveAs {
+                            let (saved, conflict, base) = try self.write(tree, over: url, options: options)
+                            return (saved, conflict, base, url)
+                        }
+                        // The item's place now: it may have moved while the save waited.
+                        let place = try self.placeToSave(requested: url, granted: granted)
+                        let (saved, conflict, base) = try self.write(tree, to: place, options: options)
+                        return (saved, conflict, base, place)
                     }
                     previous = saved
                     if let members = manifest?.members { hasher.rememberDigests(of: saved, members: members) }
@@ -205,8 +224,10 @@ extension Document {
                         (state.baseIdentifier, state.baseDigest, state.baseFingerprint) = base
                         state.lastConflictVersion = conflict
                     }
-                    if operation == .saveAs { self.location.withLock { $0 = url } }
-                    self.presenterDidSave(movedTo: operation == .saveAs)
+                    let followedMove = inPlace && place != url
+                    if operation == .saveAs || followedMove { self.location.withLock { $0 = place } }
+                    if followedMove { self.post(.moved(to: place)) }
+                    self.presenterDidSave(movedTo: operation == .saveAs || followedMove)
                     return conflict
                 case .saveTo, .autosaveElsewhere:
                     _ = try self.coordinated(writing: true, at: url) { () throws(DocumentKitError) in

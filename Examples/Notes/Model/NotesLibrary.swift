@@ -91,7 +91,9 @@ struct NotesLibrary {
         var result: [Entry] = []
         for packageURL in try packageURLs() {
             do {
-                result.append(Entry(url: packageURL, document: try await open(packageURL)))
+                // Where the note is read: it may have moved while the read waited.
+                let document = try await open(packageURL)
+                result.append(Entry(url: document.fileURL, document: document))
             } catch {
                 problem(packageURL, error)
             }
@@ -131,11 +133,12 @@ struct NotesLibrary {
     }
 
     /// Changes the note at `url` under one coordinated write: the note is read again under the
-    /// lock, changed and saved, so that two processes editing it at once both land.
+    /// lock, changed and saved, so that two processes editing it at once both land. A note moved
+    /// while the write waited is changed at its new place.
     func edit(_ url: URL, title: String, _ change: @escaping @Sendable (inout Note) -> Void) async throws -> Note {
-        try await coordinator.coordinate(with: [.writingIntent(with: url)]) { _ in
+        try await coordinator.coordinate(with: [.writingIntent(with: url)]) { granted in
             do throws(DocumentKitError) {
-                let document = try await open(url)
+                let document = try await open(granted[0].url)
                 try document.update(change)
                 try await document.close()
                 if let status = document.formatStatus, let from = status.migratedFromFormatVersion {

@@ -1,0 +1,79 @@
+import DocumentKitTesting
+import Foundation
+import Testing
+
+/// Races of `notes` with itself and with the shell (issue 12, section 2), with real processes.
+@Suite struct NotesShellRaceTests {
+    @Test(
+        "a package moved with mv while notes edit waits for it: the edit lands at the new name, nothing is re-created",
+        .timeLimit(.minutes(2)), arguments: ["read", "write"])
+    func editWaitingForAMovedNoteFollowsIt(heldAccess: String) async throws {
+        let directory = try TemporaryDirectory(prefix: "notes-mv-race")
+        let namespace = directory.appending("coordination")
+        try FileManager.default.createDirectory(at: namespace, withIntermediateDirectories: true)
+        let environment = ["DOCUMENTKIT_COORDINATION_DIR": namespace.path]
+        let library = directory.appending("Library")
+        let notes = NotesRunner(library: library)
+        #expect(try notes.run(["init"], environment: environment).status == 0)
+        #expect(try notes.run(["new", "Trip", "--body", "first"], environment: environment).status == 0)
+        let identifier = try #require((try notes.json(["show", "Trip", "--json"]) as? [String: Any])?["documentIdentifier"] as? String)
+        let original = library.appendingPathComponent("trip.note")
+        let moved = library.appendingPathComponent("journey.note")
+
+        // Another process holds the note (a read: the edit finds it, then waits to write it; a
+        // write: the edit waits to read it) while the shell renames it.
+        let holder = try HoldingChild(namespace: namespace, access: heldAccess, path: original)
+        let edit = Task.detached { try notes.run(["edit", "Trip", "--append", "second"], environment: environment) }
+        try await Task.sleep(for: .seconds(2))  // the edit reaches its wait
+        let mv = try Process.run(URL(fileURLWithPath: "/bin/mv"), arguments: [original.path, moved.path])
+        mv.waitUntilExit()
+        #expect(mv.terminationStatus == 0)
+        holder.release()
+        let result = try await edit.value
+        try holder.waitForExit()
+
+        #expect(result.status == 0, "\(result.stderr)")
+        let packages = try FileManager.default.contentsOfDirectory(atPath: library.path).filter { $0.hasSuffix(".note") }
+        #expect(packages == ["journey.note"], "packages after the edit: \(packages)")
+        let shown = try notes.json(["show", "journey.note", "--json"]) as? [String: Any]
+        #expect(shown?["documentIdentifier"] as? String == identifier)
+        #expect(shown?["body"] as? String == "first\nsecond\n")
+    }
+}
+
+/// A `dk-coordination-child hold` of one item, in the namespace folder the `notes` processes are
+/// given (`DOCUMENTKIT_COORDINATION_DIR`): started, it holds the item until ``release()``.
+final class HoldingChild {
+    private let process = Process()
+    private let input = Pipe()
+
+    /// Starts the child and returns once it holds the item (`access`: read, write, delete...).
+    init(namespace: URL, access: String, path: URL) throws {
+        let notes = NotesRunner.executable
+        process.executableURL = notes.deletingLastPathComponent().appendingPathComponent("dk-coordination-child")
+        process.arguments = ["hold", namespace.path, "note", access, path.path, "60000"]
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        var received = ""
+        while !received.contains("granted") {
+            let data = output.fileHandleForReading.availableData
+            guard !data.isEmpty else { throw HoldingChildFailed(output: received) }
+            received += String(decoding: data, as: UTF8.self)
+        }
+    }
+
+    /// Ends the hold.
+    func release() { input.fileHandleForWriting.write(Data("\n".utf8)) }
+
+    /// Waits for the child to exit; throws unless it exited 0.
+    func waitForExit() throws {
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw HoldingChildFailed(output: "exit \(process.terminationStatus)") }
+    }
+
+    deinit { if process.isRunning { process.terminate() } }
+}
+
+struct HoldingChildFailed: Error { let output: String }
