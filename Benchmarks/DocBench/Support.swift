@@ -136,7 +136,7 @@ func progress(_ message: String) {
 // MARK: - Work directory and machine facts
 
 /// A fresh folder for one benchmark run, with the ext4 TOPDIR flag where possible so that each
-/// variant's sub-folder gets a block group of its own (see `limits.md`, property 3).
+/// variant's sub-folder gets a block group of its own (the limits research, property 3).
 final class WorkDirectory {
     let path: String
     let fd: CInt

@@ -11,7 +11,7 @@ private func utc(_ text: String) -> Date {
     // MARK: Real Syncthing names
 
     /// Names made by a real Syncthing pair (syncthing v1.19.2-ds1, Debian bookworm, two nodes on
-    /// loopback, /work/shared/tools/syncthing-pair.sh) on 2026-11-22: files with and without an
+    /// loopback, configured as `Tests/NotesTests/SyncthingPair.swift` does) on 2026-11-22: files with and without an
     /// extension, and the package `trip.note/` with `body.md` and `Info.json` edited on both sides.
     /// Each copy carries the short id of the device whose version won (a = OUKVBBE, b = MYTS6AX;
     /// in the second pair a = 2PN5G6E, b = VB34PQE), and the members' copies stay inside the package.
@@ -30,7 +30,7 @@ private func utc(_ text: String) -> Date {
         // Another such conflict: even the two small members' copies are stamped two seconds apart.
         ("body.sync-conflict-20261122-060550-2PN5G6E.md", "body.md", "2PN5G6E", "2026-11-22T06:05:50Z"),
         ("Info.sync-conflict-20261122-060552-VB34PQE.json", "Info.json", "VB34PQE", "2026-11-22T06:05:52Z"),
-        // From the research run of the same version (research/syncthing-pair.md, section 2 (d)).
+        // From the research run of the same version (the Syncthing pair research, section 2 (d)).
         ("conf1.sync-conflict-20261122-013357-QOVBUKW.txt", "conf1.txt", "QOVBUKW", "2026-11-22T01:33:57Z"),
         ("conf2.sync-conflict-20261122-013405-5XASOEK.md", "conf2.md", "5XASOEK", "2026-11-22T01:34:05Z"),
         ("conf3.sync-conflict-20261122-013408-QOVBUKW", "conf3", "QOVBUKW", "2026-11-22T01:34:08Z"),

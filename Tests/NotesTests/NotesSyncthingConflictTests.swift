@@ -8,8 +8,9 @@ import Testing
 /// package, and `notes` on both sides adopts the copies into the version store
 /// (`.documentkit-versions/`), deterministically, so that the two sides converge.
 ///
-/// Needs `syncthing` (`Scripts/bootstrap.sh test`) and `../shared/tools/syncthing-pair.sh`;
-/// without them the tests fail and say what to install. `DOCUMENTKIT_SKIP_SYNCTHING=1` skips them.
+/// Needs `syncthing` (`Scripts/bootstrap.sh test`); the pair is run by the tests' own harness,
+/// `SyncthingPair`. Without syncthing the tests fail and say what to install.
+/// `DOCUMENTKIT_SKIP_SYNCTHING=1` skips them.
 @Suite(
     .serialized, .timeLimit(.minutes(3)),
     .enabled(
@@ -428,9 +429,9 @@ final class PairSession {
         \(pair.trees())
         --- notes transcript:
         \(transcript.joined(separator: "\n"))
-        --- syncthing-pair.sh runs:
+        --- harness steps:
         \(pair.journal.joined(separator: "\n"))
-        --- syncthing-pair.sh status:
+        --- pair status:
         \(pair.status())
         \(pair.logTails())
         """
