@@ -111,8 +111,17 @@ public struct FileStatus: Sendable, Hashable {
         linkCount = UInt64(s.st_nlink)
         userID = s.st_uid
         groupID = s.st_gid
-        modificationTime = Int64(s.st_mtim.tv_sec) * 1_000_000_000 + Int64(s.st_mtim.tv_nsec)
-        changeTime = Int64(s.st_ctim.tv_sec) * 1_000_000_000 + Int64(s.st_ctim.tv_nsec)
+        modificationTime = Self.nanoseconds(s.st_mtim)
+        changeTime = Self.nanoseconds(s.st_ctim)
+    }
+
+    /// A file time in nanoseconds since 1970, saturated to `Int64`'s range: a file stamped
+    /// before 1677 or after 2262 (`touch -d 2300-01-01`, allowed by ext4) must not trap.
+    package static func nanoseconds(_ time: timespec) -> Int64 {
+        let (scaled, overflow) = Int64(time.tv_sec).multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return time.tv_sec < 0 ? .min : .max }
+        let (sum, overflowed) = scaled.addingReportingOverflow(Int64(time.tv_nsec))
+        return overflowed ? .max : sum
     }
 
     /// The identity of the file in this state.
