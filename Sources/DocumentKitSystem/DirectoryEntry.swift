@@ -42,3 +42,10 @@ package enum DirectoryEntry {
         UInt64(UnsafeRawPointer(entry).load(fromByteOffset: MemoryLayout<dirent>.offset(of: \dirent.d_ino)!, as: ino_t.self))
     }
 }
+
+/// Limits that keep walks of file trees bounded whatever is on disk.
+package enum TreeLimits {
+    /// How many levels of folders a package may nest (see `FileWrapper.maximumDepth`); folder
+    /// walks that don't read packages (presenters' trees, conflict-copy searches) stop there too.
+    package static let maximumDepth = 256
+}
