@@ -201,19 +201,26 @@ extension Document {
     /// The identities (device, inode, modification time, size) of the item and, for a folder or
     /// package, of everything in it: a package changed in place keeps its folder's identity, not
     /// its members'. Not the change time: the version store hard-links members and files, which
-    /// changes it without changing anything in them. Nil when there is no item.
+    /// changes it without changing anything in them. Nil when there is no item. Folders deeper
+    /// than ``FileWrapper/maximumDepth`` are not entered (no document reads them either).
     static func fingerprint(ofItemAt url: URL) -> String? {
         var parts: [String] = []
-        func visit(_ path: String, _ relative: String) -> Bool {
+        // Depth first, in name order, without recursion: the order of the parts is the order a
+        // recursive walk would give.
+        var pending: [(path: String, relative: String, depth: Int)] = [(url.path, "", 0)]
+        while let (path, relative, depth) = pending.popLast() {
             var info = stat()
-            guard lstat(path, &info) == 0 else { return false }
-            parts.append("\(relative)|\(info.st_dev)|\(info.st_ino)|\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)|\(info.st_size)")
-            if (info.st_mode & S_IFMT) == S_IFDIR, let names = try? FileManager.default.contentsOfDirectory(atPath: path) {
-                for name in names.sorted() { _ = visit(path + "/" + name, relative + "/" + name) }
+            guard lstat(path, &info) == 0 else {
+                if depth == 0 { return nil }
+                continue
             }
-            return true
+            parts.append("\(relative)|\(info.st_dev)|\(info.st_ino)|\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)|\(info.st_size)")
+            if (info.st_mode & S_IFMT) == S_IFDIR, depth <= FileWrapper.maximumDepth,
+                let names = try? FileManager.default.contentsOfDirectory(atPath: path)
+            {
+                for name in names.sorted().reversed() { pending.append((path + "/" + name, relative + "/" + name, depth + 1)) }
+            }
         }
-        guard visit(url.path, "") else { return nil }
         return parts.joined(separator: "\n")
     }
 }

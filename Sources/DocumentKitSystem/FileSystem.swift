@@ -264,12 +264,11 @@ public struct FileSystem: Sendable {
                 if error != 0 { throw Errno(rawValue: error) }
                 return names
             }
-            let entryName = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                let bytes = raw.baseAddress!.assumingMemoryBound(to: CChar.self)
-                return rejectingInvalidUTF8 ? String(validatingCString: bytes) : String(cString: bytes)
-            }
+            // Through a pointer into the record: copying `d_name` (a 256-byte field) can run off
+            // the end of readdir's buffer, as a record is only as long as its name.
+            let entryName = rejectingInvalidUTF8 ? DirectoryEntry.validatedName(of: entry) : DirectoryEntry.name(of: entry)
             guard let entryName else { throw .illegalByteSequence }
-            if entryName != "." && entryName != ".." { names.append(entryName) }
+            if !entryName.isEmpty && entryName != "." && entryName != ".." { names.append(entryName) }
         }
     }
 }

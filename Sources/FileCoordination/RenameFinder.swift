@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import DocumentKitSystem
 
 /// Finds where an item went when a program that does not coordinate (`mv`, a sync engine)
 /// renamed it while a coordination waited: the same file (device and inode) under another name
@@ -16,10 +17,8 @@ enum RenameFinder {
         defer { closedir(stream) }
         let prefix = folder == "/" ? "" : folder
         while let entry = readdir(stream) {
-            guard UInt64(entry.pointee.d_ino) == inode else { continue }
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
-                String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
-            }
+            guard DirectoryEntry.inode(of: entry) == inode else { continue }
+            let name = DirectoryEntry.name(of: entry)
             guard name != ".", name != ".." else { continue }
             // d_ino alone can name a file of a mount point's other device: confirm with lstat.
             let path = prefix + "/" + name

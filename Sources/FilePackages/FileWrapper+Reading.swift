@@ -21,6 +21,11 @@ extension FileWrapper {
         public static let mapped = ReadingOptions(rawValue: 1 << 1)
     }
 
+    /// How many levels of folders a package may nest: a package whose folders nest deeper is
+    /// refused when read (`corruptData`) or saved (`invalidArgument`), so that no walk of a tree
+    /// (reading, saving, hashing, comparing) recurses deeper than this, whatever is on disk.
+    public static let maximumDepth = TreeLimits.maximumDepth
+
     /// Reads the file or package at `url`.
     ///
     /// A package is read through directory descriptors, one level at a time: a symbolic link
@@ -29,7 +34,8 @@ extension FileWrapper {
     /// points to is read. Interrupted saves next to the item are completed first (see
     /// ``FileWrapper/write(to:options:)``).
     ///
-    /// - Throws: ``DocumentKitError`` naming the item (or the member) and the cause.
+    /// - Throws: ``DocumentKitError`` naming the item (or the member) and the cause;
+    ///   `corruptData` for a package nested deeper than ``maximumDepth`` levels.
     public init(contentsOf url: URL, options: ReadingOptions = [], fileSystem: FileSystem = .live) throws(DocumentKitError) {
         let location = try ItemLocation.resolve(url, operation: .read, using: fileSystem)
         try LeftoverCleaner.shared.cleanIfNeeded(location, using: fileSystem)
@@ -132,6 +138,15 @@ struct TreeReader {
                 if options.contains(.immediate) { _ = try lazy.data() }
                 children[name] = FileWrapper(storage: .lazy(lazy), permissions: status.permissions, modificationDate: modified)
             case .directory:
+                guard member.count <= FileWrapper.maximumDepth else {
+                    // Refused before opening it: a damaged or hostile package must not make a
+                    // walk of its tree recurse without bound (or hold a descriptor per level).
+                    throw DocumentKitError(
+                        .corruptData, operation: .read, path: root.path, originalIsIntact: true,
+                        detail: "The package is nested deeper than \(FileWrapper.maximumDepth) levels "
+                            + "(at “\(member.prefix(3).joined(separator: "/"))/…”, \(member.count) levels down); "
+                            + "no document is that deep: it is damaged.")
+                }
                 let sub: CInt
                 do { sub = try fileSystem.open(name, in: fd, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW) } catch {
                     throw fail(error, member, "opening the folder")

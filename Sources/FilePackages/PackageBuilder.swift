@@ -107,6 +107,12 @@ struct PackageBuilder {
         _ name: String, _ children: [String: FileWrapper], permissions: UInt32?, in directory: CInt, at components: [String]
     ) throws(DocumentKitError) -> FileWrapper {
         let memberPath = components.joined(separator: "/")
+        guard components.count <= FileWrapper.maximumDepth else {
+            throw DocumentKitError(
+                .invalidArgument, operation: .save, path: documentPath, originalIsIntact: true,
+                detail: "The tree is nested deeper than \(FileWrapper.maximumDepth) levels "
+                    + "(at “\(components.prefix(3).joined(separator: "/"))/…”): a package may not be.")
+        }
         let fd: CInt
         do {
             try fileSystem.makeDirectory(name, in: directory, mode: mode_t(permissions ?? 0o777))

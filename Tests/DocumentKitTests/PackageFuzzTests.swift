@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import DocumentKit
+import DocumentKitSystem
 import DocumentKitTesting
 import Foundation
 import Testing
@@ -141,7 +142,7 @@ import Testing
         let package = Array(url.path.utf8)
         if let directory = opendir(url.path) {
             while let entry = readdir(directory) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
+                let name = DirectoryEntry.withNameBytes(of: entry) { Array($0) }
                 guard name.first == 0xFF else { continue }
                 let path = package + Array("/".utf8) + name + [0]
                 _ = path.withUnsafeBufferPointer { raw in

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import DocumentKitSystem
 
 /// What the presenter of a folder or package knows of what is inside it, by paths relative to
 /// the presented item ("" is the item itself): the entries of every plain folder at any depth,
@@ -170,7 +171,8 @@ struct FolderTree: Sendable {
     }
 
     private mutating func addContents(_ path: String, _ child: Child, isPackage: Bool, _ context: Context, _ changes: inout TreeChanges) {
-        guard child.isDirectory else { return }
+        // Folders nested deeper than a package may be are not entered: the walk stays bounded.
+        guard child.isDirectory, TreeChanges.Item.depth(of: path) < TreeLimits.maximumDepth else { return }
         if isPackage { addPackage(path, context) } else { addFolder(path, context, &changes) }
     }
 

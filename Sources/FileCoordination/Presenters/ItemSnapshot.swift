@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import DocumentKitSystem
 
 /// What a presented item looked like on disk, to tell real changes from repeated events.
 struct ItemSnapshot: Sendable, Equatable {
@@ -68,10 +69,8 @@ struct ItemSnapshot: Sendable, Equatable {
         defer { closedir(directory) }
         var names: [String] = []
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
-                String(decoding: bytes.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
+            let name = DirectoryEntry.name(of: entry)
+            if !name.isEmpty && name != "." && name != ".." { names.append(name) }
         }
         return names
     }

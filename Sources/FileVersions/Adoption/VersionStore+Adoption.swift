@@ -88,7 +88,8 @@ extension VersionStore {
     func memberCopies(in package: URL) -> [MemberCopy] {
         var found: [MemberCopy] = []
         func walk(_ folder: URL, _ components: [String]) {
-            guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return }
+            // No deeper than a package may be (a deeper one is refused when read).
+            guard components.count <= FileWrapper.maximumDepth, let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return }
             for name in names.sorted() where !ConflictCopyName.isEngineTemporary(name) {
                 let url = folder.appendingPathComponent(name)
                 if let copy = ConflictCopyName(parsing: name), !isDirectory(url) {
