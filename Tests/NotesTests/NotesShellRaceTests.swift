@@ -78,6 +78,47 @@ import Testing
     }
 }
 
+/// Two packages with one document identifier (`cp -r`, a sync engine, the old re-creating save).
+@Suite struct NotesSharedIdentifierTests {
+    @Test("a copy made with cp -r is reported by check, named by an ambiguous lookup, and given an identifier of its own by check --fix")
+    func aCopySharingTheIdentifierIsReportedAndFixed() throws {
+        let directory = try TemporaryDirectory(prefix: "notes-copies")
+        let library = directory.appending("Library")
+        let notes = NotesRunner(library: library)
+        try notes.ok(["init"])
+        try notes.ok(["new", "Trip", "--body", "original"])
+        let original = library.appendingPathComponent("trip.note")
+        let copy = library.appendingPathComponent("trip-copy.note")
+        let cp = try Process.run(URL(fileURLWithPath: "/bin/cp"), arguments: ["-r", original.path, copy.path])
+        cp.waitUntilExit()
+        try notes.ok(["edit", "trip-copy.note", "--set", "copied"])
+        let identifier = try #require((try notes.json(["show", "trip.note", "--json"]) as? [String: Any])?["documentIdentifier"] as? String)
+
+        let check = try notes.run(["check"])
+        #expect(check.status == 65)
+        #expect(check.stdout.contains("has the document identifier of \(copy.path)"), "\(check.stdout)")
+        #expect(check.stdout.contains("has the document identifier of \(original.path)"), "\(check.stdout)")
+        let checks = try #require(try JSONSerialization.jsonObject(with: Data(notes.run(["check", "--json"]).stdout.utf8)) as? [[String: Any]])
+        #expect(checks.map { $0["sameDocumentIdentifierAs"] as? [String] } == [[original.path], [copy.path]])
+
+        let lookup = try notes.run(["show", "Trip"])
+        #expect(lookup.status == 64)
+        #expect(lookup.stderr.contains(original.path) && lookup.stderr.contains(copy.path), "\(lookup.stderr)")
+        #expect(lookup.stderr.contains("notes check --fix"), "\(lookup.stderr)")
+
+        let fix = try notes.run(["check", "--fix"])
+        #expect(fix.status == 0, "\(fix.stderr)")
+        #expect(fix.stdout.contains("\(copy.path): now has a document identifier of its own"), "\(fix.stdout)")
+        let originalShown = try notes.json(["show", "trip.note", "--json"]) as? [String: Any]
+        let copyShown = try notes.json(["show", "trip-copy.note", "--json"]) as? [String: Any]
+        #expect(originalShown?["documentIdentifier"] as? String == identifier)
+        #expect(copyShown?["documentIdentifier"] as? String != identifier)
+        #expect(originalShown?["body"] as? String == "original")
+        #expect(copyShown?["body"] as? String == "copied")
+        #expect(try notes.run(["check"]).status == 0)
+    }
+}
+
 /// A `dk-coordination-child hold` of one item, in the namespace folder the `notes` processes are
 /// given (`DOCUMENTKIT_COORDINATION_DIR`): started, it holds the item until ``release()``.
 final class HoldingChild {

@@ -109,9 +109,7 @@ struct NotesLibrary {
         let exact = all.filter { $0.note.title == title }
         let matches = exact.isEmpty ? all.filter { $0.note.title.lowercased() == title.lowercased() } : exact
         if matches.count == 1 { return matches[0] }
-        if matches.count > 1 {
-            throw NotesError(.usage, "“\(title)”: \(matches.count) notes have this title: \(matches.map(\.url.lastPathComponent).joined(separator: ", "))")
-        }
+        if matches.count > 1 { throw Self.ambiguity(title, matches) }
         let byName = Self.packageName(for: title)
         if let entry = all.first(where: { $0.url.lastPathComponent == byName }) { return entry }
         if let failure = failures.first(where: { $0.0.lastPathComponent == byName }) {
@@ -119,6 +117,69 @@ struct NotesLibrary {
         }
         let unread = failures.isEmpty ? "" : " (\(failures.count) of its notes could not be read: `notes check` says why)"
         throw NotesError(.noSuchNote, "“\(title)”: no such note in \(url.path)\(unread)")
+    }
+
+    /// The error of a lookup of `title` that matched several notes: their paths, and how to name
+    /// one (by its package) or tell them apart (rename one; a copy sharing the original's
+    /// document identifier gets one of its own from `notes check --fix`).
+    static func ambiguity(_ title: String, _ matches: [Entry]) -> NotesError {
+        var message = "“\(title)”: \(matches.count) notes have this title: \(matches.map(\.url.path).joined(separator: ", ")). "
+            + "Name one by its package (`notes show \(matches[1].url.lastPathComponent)`), or rename one "
+            + "(`notes mv \(matches[1].url.lastPathComponent) \"NEW TITLE\"`)."
+        if Set(matches.map(\.note.documentIdentifier)).count < matches.count {
+            message += " Some are copies of one note (they share its document identifier): `notes check --fix` gives each copy one of its own."
+        }
+        return NotesError(.usage, message)
+    }
+
+    /// The document identifier in the manifest of the package at `url`, if it can be read.
+    static func documentIdentifier(ofPackageAt url: URL) -> String? {
+        let manifestURL = url.appendingPathComponent(NoteFormat.manifestName)
+        guard let data = try? Data(contentsOf: manifestURL) else { return nil }
+        let package = FileWrapper(directoryWithFileWrappers: [NoteFormat.manifestName: FileWrapper(regularFileWithContents: data)])
+        return try? DocumentManifest(package: package, manifestName: NoteFormat.manifestName, packagePath: url.path).documentIdentifier
+    }
+
+    /// The packages that share a document identifier with another (copies made by `cp -r` or a
+    /// sync engine), grouped by identifier; each group in package-name order. A sync engine's
+    /// conflict copy (`trip.sync-conflict-….note`) is not one: it is adopted as a conflict version.
+    func packagesSharingIdentifiers() throws -> [String: [URL]] {
+        var groups: [String: [URL]] = [:]
+        for package in try packageURLs() where ConflictCopyName(parsing: package.lastPathComponent) == nil {
+            if let identifier = Self.documentIdentifier(ofPackageAt: package) { groups[identifier, default: []].append(package) }
+        }
+        return groups.filter { $0.value.count > 1 }
+    }
+
+    /// Of packages sharing one document identifier, the one that keeps it (the others are the
+    /// copies): the one named after its title (`trip.note` for “Trip”), else the first by name.
+    func original(among packages: [URL]) async -> URL {
+        for package in packages {
+            if let document = try? await open(package),
+                package.lastPathComponent == Self.slug(for: document.content.title) + "." + NoteFormat.packageExtension
+            {
+                return package
+            }
+        }
+        return packages[0]
+    }
+
+    /// Gives the note at `url` a new document identifier (under a coordinated write), keeping
+    /// its text. Its versions stay with the old identifier (the original's), and its replaced
+    /// state is not kept as one of them. Returns the new identifier.
+    func giveNewIdentifier(to url: URL) async throws -> UUID {
+        let identifier = UUID()
+        try await coordinator.coordinate(with: [.writingIntent(with: url)]) { granted in
+            do throws(DocumentKitError) {
+                let document = try await open(granted[0].url)
+                document.versionStore = nil
+                try document.update { $0.documentIdentifier = identifier }
+                try await document.close()
+            } catch {
+                throw NotesError(error, note: url.lastPathComponent)
+            }
+        }
+        return identifier
     }
 
     /// The packages `title` names (by title or package name, readable or not), or every package
