@@ -46,6 +46,9 @@ struct NoteCheck: Encodable {
     let members: Members?
     /// What the library's version store holds of the note (nil when it could not be read).
     var store: Store?
+    /// The paths of the other packages with this note's document identifier (copies made by
+    /// `cp -r` or a sync engine; `notes check --fix` gives each copy one of its own); nil if none.
+    var sameDocumentIdentifierAs: [String]?
 
     /// The note's versions in the store.
     struct Store: Encodable {
@@ -59,8 +62,8 @@ struct NoteCheck: Encodable {
         let pendingConflictCopies: [String]
     }
 
-    /// Whether the note can't be opened by this version.
-    var isWrong: Bool { outcome == .refused }
+    /// Whether the note can't be opened by this version, or shares its identity with another.
+    var isWrong: Bool { outcome == .refused || sameDocumentIdentifierAs != nil }
 }
 
 struct Check: AsyncParsableCommand {
@@ -71,20 +74,31 @@ struct Check: AsyncParsableCommand {
             what it does not understand, read-only, upgraded from an older format, or refused and why), the \
             manifest's versions and writer, whether its members match the manifest, and what the version \
             store holds of it (versions, unresolved conflicts, damaged entries, conflict copies not adopted \
-            yet). The notes are not written.
-            Exit status: 0 if every note opens, 65 if one is damaged, incomplete or too new.
+            yet), and which notes share a document identifier with another: copies of one note made by \
+            `cp -r` or a sync engine, which `notes versions` and the version store can't tell apart. The \
+            notes are not written, except with --fix: of packages sharing an identifier, the one named after \
+            its title (`trip.note` for “Trip”), else the first by name, keeps it, and every other gets a new \
+            one, keeping its text (the shared versions stay with the one that kept the identifier).
+            Exit status: 0 if every note opens and has an identifier of its own, 65 if one is damaged, \
+            incomplete or too new, or shares its identifier.
             """)
     @OptionGroup var options: LibraryOptions
     @Argument(help: "Only this note (its title or package name).") var title: String?
     @Flag(help: "Print JSON: an array of checks.") var json = false
+    @Flag(help: "Give every copy that shares another note's document identifier one of its own, then check.") var fix = false
 
     func run() async throws {
         try await runReportingErrors {
             let library = try options.notesLibrary
+            if fix { try await Self.fixSharedIdentifiers(in: library, quiet: json) }
+            let shared = try library.packagesSharingIdentifiers().values
             var checks: [NoteCheck] = []
             for url in try await library.select(title) {
                 var check = await Self.check(url, in: library)
                 check.store = Self.storeCheck(url, in: library)
+                if let group = shared.first(where: { $0.contains(url) }) {
+                    check.sameDocumentIdentifierAs = group.filter { $0 != url }.map(\.path)
+                }
                 checks.append(check)
             }
             if json {
@@ -93,6 +107,19 @@ struct Check: AsyncParsableCommand {
                 for check in checks { print(Self.line(for: check)) }
             }
             if checks.contains(where: \.isWrong) { throw ExitCode(NotesError.Status.badData.rawValue) }
+        }
+    }
+
+    /// Gives every copy sharing a document identifier a new one (see the discussion), saying so
+    /// on stdout (on stderr if `quiet`: for `--json`).
+    static func fixSharedIdentifiers(in library: NotesLibrary, quiet: Bool) async throws {
+        for packages in try library.packagesSharingIdentifiers().values.sorted(by: { $0[0].path < $1[0].path }) {
+            let original = await library.original(among: packages)
+            for copy in packages where copy != original {
+                let identifier = try await library.giveNewIdentifier(to: copy)
+                let message = "\(copy.path): now has a document identifier of its own (\(identifier.uuidString)); it shared \(original.path)'s"
+                if quiet { warn(message) } else { print(message) }
+            }
         }
     }
 
@@ -140,6 +167,10 @@ struct Check: AsyncParsableCommand {
             if !store.pendingConflictCopies.isEmpty { text += ", conflict copies to adopt: \(store.pendingConflictCopies.joined(separator: ", "))" }
         }
         var lines = text + "\n    " + check.message
+        if let others = check.sameDocumentIdentifierAs {
+            lines += "\n    has the document identifier of \(others.joined(separator: ", ")) too: one is a copy of the other "
+                + "(`cp -r`, a sync engine); `notes check --fix` gives each copy one of its own"
+        }
         for problem in check.store?.problems ?? [] { lines += "\n    version store: " + problem }
         return lines
     }

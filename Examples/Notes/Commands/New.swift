@@ -3,7 +3,13 @@ import DocumentKit
 import Foundation
 
 struct New: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Create a note.")
+    static let configuration = CommandConfiguration(
+        abstract: "Create a note.",
+        discussion: """
+            Prints the new package's path. Titles are unique: if a note with this title exists, nothing is \
+            created or replaced and the exit status is 73. Of several `notes new` of one title at once, \
+            one creates the note and the others exit 73.
+            """)
     @OptionGroup var options: LibraryOptions
     @Argument(help: "The title.") var title: String
     @Option(help: "The body (`-` reads standard input).") var body: String?
@@ -15,15 +21,9 @@ struct New: AsyncParsableCommand {
             guard !trimmed.isEmpty else { throw NotesError(.usage, "a note needs a title") }
             let library = try options.adoptedLibrary
             try checkTagsAreSupported(tags, by: library)
-            let existing = try await library.entries()
-            if existing.contains(where: { $0.note.title == trimmed }) {
-                throw NotesError(.cantCreate, "“\(trimmed)”: a note with this title exists already")
-            }
-            let url = library.newPackageURL(for: trimmed)
             var note = Note(title: trimmed, body: body.map(text(from:)) ?? "")
             for tag in tags { note.addTag(tag) }
-            let document = library.newDocument(at: url, note: note)
-            do throws(DocumentKitError) { try await document.save() } catch { throw NotesError(error, note: trimmed) }
+            let url = try await library.create(note)
             print(url.path)
         }
     }

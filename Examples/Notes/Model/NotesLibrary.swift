@@ -109,9 +109,7 @@ struct NotesLibrary {
         let exact = all.filter { $0.note.title == title }
         let matches = exact.isEmpty ? all.filter { $0.note.title.lowercased() == title.lowercased() } : exact
         if matches.count == 1 { return matches[0] }
-        if matches.count > 1 {
-            throw NotesError(.usage, "“\(title)”: \(matches.count) notes have this title: \(matches.map(\.url.lastPathComponent).joined(separator: ", "))")
-        }
+        if matches.count > 1 { throw Self.ambiguity(title, matches) }
         let byName = Self.packageName(for: title)
         if let entry = all.first(where: { $0.url.lastPathComponent == byName }) { return entry }
         if let failure = failures.first(where: { $0.0.lastPathComponent == byName }) {
@@ -119,6 +117,69 @@ struct NotesLibrary {
         }
         let unread = failures.isEmpty ? "" : " (\(failures.count) of its notes could not be read: `notes check` says why)"
         throw NotesError(.noSuchNote, "“\(title)”: no such note in \(url.path)\(unread)")
+    }
+
+    /// The error of a lookup of `title` that matched several notes: their paths, and how to name
+    /// one (by its package) or tell them apart (rename one; a copy sharing the original's
+    /// document identifier gets one of its own from `notes check --fix`).
+    static func ambiguity(_ title: String, _ matches: [Entry]) -> NotesError {
+        var message = "“\(title)”: \(matches.count) notes have this title: \(matches.map(\.url.path).joined(separator: ", ")). "
+            + "Name one by its package (`notes show \(matches[1].url.lastPathComponent)`), or rename one "
+            + "(`notes mv \(matches[1].url.lastPathComponent) \"NEW TITLE\"`)."
+        if Set(matches.map(\.note.documentIdentifier)).count < matches.count {
+            message += " Some are copies of one note (they share its document identifier): `notes check --fix` gives each copy one of its own."
+        }
+        return NotesError(.usage, message)
+    }
+
+    /// The document identifier in the manifest of the package at `url`, if it can be read.
+    static func documentIdentifier(ofPackageAt url: URL) -> String? {
+        let manifestURL = url.appendingPathComponent(NoteFormat.manifestName)
+        guard let data = try? Data(contentsOf: manifestURL) else { return nil }
+        let package = FileWrapper(directoryWithFileWrappers: [NoteFormat.manifestName: FileWrapper(regularFileWithContents: data)])
+        return try? DocumentManifest(package: package, manifestName: NoteFormat.manifestName, packagePath: url.path).documentIdentifier
+    }
+
+    /// The packages that share a document identifier with another (copies made by `cp -r` or a
+    /// sync engine), grouped by identifier; each group in package-name order. A sync engine's
+    /// conflict copy (`trip.sync-conflict-….note`) is not one: it is adopted as a conflict version.
+    func packagesSharingIdentifiers() throws -> [String: [URL]] {
+        var groups: [String: [URL]] = [:]
+        for package in try packageURLs() where ConflictCopyName(parsing: package.lastPathComponent) == nil {
+            if let identifier = Self.documentIdentifier(ofPackageAt: package) { groups[identifier, default: []].append(package) }
+        }
+        return groups.filter { $0.value.count > 1 }
+    }
+
+    /// Of packages sharing one document identifier, the one that keeps it (the others are the
+    /// copies): the one named after its title (`trip.note` for “Trip”), else the first by name.
+    func original(among packages: [URL]) async -> URL {
+        for package in packages {
+            if let document = try? await open(package),
+                package.lastPathComponent == Self.slug(for: document.content.title) + "." + NoteFormat.packageExtension
+            {
+                return package
+            }
+        }
+        return packages[0]
+    }
+
+    /// Gives the note at `url` a new document identifier (under a coordinated write), keeping
+    /// its text. Its versions stay with the old identifier (the original's), and its replaced
+    /// state is not kept as one of them. Returns the new identifier.
+    func giveNewIdentifier(to url: URL) async throws -> UUID {
+        let identifier = UUID()
+        try await coordinator.coordinate(with: [.writingIntent(with: url)]) { granted in
+            do throws(DocumentKitError) {
+                let document = try await open(granted[0].url)
+                document.versionStore = nil
+                try document.update { $0.documentIdentifier = identifier }
+                try await document.close()
+            } catch {
+                throw NotesError(error, note: url.lastPathComponent)
+            }
+        }
+        return identifier
     }
 
     /// The packages `title` names (by title or package name, readable or not), or every package
@@ -159,6 +220,54 @@ struct NotesLibrary {
     /// Where the original of a note upgraded from format `from` is: the save kept it as a version.
     static func originalKept(title: String, from: Int) -> String {
         "The format-\(from) original is kept as a version: `notes versions \(quoted(title))`."
+    }
+
+    /// Creates `note` in a package of its own, in one coordinated step with the check that no
+    /// note has its title: two `notes new` of one title at once create one note, and the other
+    /// fails with `cantCreate`. Returns the new package's URL.
+    ///
+    /// Every creation of a title takes a coordinated write of the package named after the title's
+    /// slug (whether it exists or not), together with reads of every note; under them the library
+    /// is listed again (a note that appeared meanwhile means: take it in, and try again), the
+    /// titles are read, and the note is written under a hidden name and renamed into place
+    /// without replacing anything.
+    func create(_ note: Note) async throws -> URL {
+        let lock = url.appendingPathComponent(Self.slug(for: note.title) + "." + NoteFormat.packageExtension, isDirectory: true)
+        for _ in 0..<Self.creationAttempts {
+            let listed = try packageURLs()
+            let intents = listed.map { FileAccessIntent.readingIntent(with: $0) } + [.writingIntent(with: lock)]
+            let created: URL? = try await coordinator.coordinate(with: intents) { _ in
+                guard Set(try packageURLs()).isSubset(of: Set(listed)) else { return nil }
+                if let existing = try await entries().first(where: { $0.note.title == note.title }) {
+                    throw NotesError(.cantCreate, "“\(note.title)”: a note titled “\(note.title)” exists already (\(existing.url.path))")
+                }
+                return try await write(note, at: newPackageURL(for: note.title))
+            }
+            if let created { return created }
+        }
+        throw NotesError(.busy, "“\(note.title)”: notes kept appearing in \(url.path) while this one was being created; try again")
+    }
+
+    /// How many times ``create(_:)`` looks again at a library whose notes changed meanwhile.
+    static let creationAttempts = 20
+
+    /// Writes the new note `note` at `destination` (inside ``create(_:)``'s coordination): saved
+    /// under a hidden name first, then renamed to `destination` only if nothing is there.
+    private func write(_ note: Note, at destination: URL) async throws -> URL {
+        let hidden = url.appendingPathComponent(".creating-\(UUID().uuidString).\(NoteFormat.packageExtension)", isDirectory: true)
+        let document = newDocument(at: destination, note: note)
+        do {
+            try await document.save(to: hidden, for: .saveTo)
+            try coordinator.coordinate(writingItemAt: destination) { _ in try FileItem.move(from: hidden, to: destination) }
+        } catch {
+            try? FileItem.remove(at: hidden)
+            guard let error = error as? DocumentKitError else { throw error }
+            if error.code == .alreadyExists {
+                throw NotesError(.cantCreate, "“\(note.title)”: can't create \(destination.path): something appeared there meanwhile (nothing was replaced)")
+            }
+            throw NotesError(error, note: note.title)
+        }
+        return destination
     }
 
     /// A free package URL for a new note titled `title`.
