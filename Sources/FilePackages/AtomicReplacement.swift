@@ -144,18 +144,28 @@ struct AtomicReplacement {
         do {
             fd = try fileSystem.open(recordName, in: parent, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600)
         } catch { throw fail(error, "creating the rename intent") }
+        // The lock is on the open file: it stays held under the intent's name after the rename.
+        var published = false
         defer {
             Glibc.close(fd)
-            _ = try? fileSystem.unlink(recordName, in: parent)
+            if !published { _ = try? fileSystem.unlink(recordName, in: parent) }
         }
-        do {
+        do throws(Errno) {
             try fileSystem.lockExclusivelyWithoutWaiting(fd, name: recordName)
             try fileSystem.write(fd, record.data, name: recordName)
             if durable { try fileSystem.synchronize(fd, name: recordName) }
-            try fileSystem.link(recordName, in: parent, as: intentName, in: parent)
+            // Published by a rename, not a hard link: file systems without hard links (some
+            // FUSE, SMB) are exactly those that tend to lack RENAME_EXCHANGE too.
+            do throws(Errno) { try fileSystem.renameWithoutReplacing(recordName, in: parent, to: intentName, in: parent) } catch {
+                guard Self.isUnsupported(error) else { throw error }
+                if (try? fileSystem.status(of: intentName, in: parent)) != nil { throw Errno.fileExists }
+                try fileSystem.rename(recordName, in: parent, to: intentName, in: parent)
+            }
+            published = true
             if durable { try fileSystem.synchronizeDirectory(parent, name: parentPath) }
         } catch {
-            _ = try? fileSystem.unlink(intentName, in: parent)
+            // Only the record this save published is removed: an existing intent is another save's.
+            if published { _ = try? fileSystem.unlink(intentName, in: parent) }
             throw fail(error, "writing the rename intent for the fallback swap")
         }
         // 2. Old tree aside.

@@ -156,16 +156,31 @@ package struct InterruptedSaveRecovery {
 
         let exists = { (name: String) -> Bool in (try? self.fileSystem.status(of: name, in: directory)) != nil }
         do {
+            // Whether the item at the name is another one than the intent's trees: one made after
+            // a crash between the two renames (the old tree went aside, the new one never reached
+            // the name), or one that took the name meanwhile. With the old tree still at the name
+            // (a crash before the first rename) there are not both trees aside.
+            var madeByOthers = exists(item) && exists(record.newName) && exists(record.oldName)
             if !exists(item) {
                 // Interrupted between the two renames: the new tree is complete (it was built and
                 // flushed before the intent was written), so roll forward; else roll back.
-                if exists(record.newName) {
-                    try fileSystem.rename(record.newName, in: directory, to: item, in: directory)
-                } else if exists(record.oldName) {
-                    try fileSystem.rename(record.oldName, in: directory, to: item, in: directory)
+                let source = exists(record.newName) ? record.newName : exists(record.oldName) ? record.oldName : nil
+                do {
+                    if let source { try renameWithoutReplacing(source, to: item, in: directory) }
+                    try fileSystem.synchronizeDirectory(directory, name: path)
+                    report.recovered.append(item)
+                } catch .fileExists {
+                    madeByOthers = true
                 }
+            }
+            if madeByOthers {
+                // Both the intent's trees are kept, under visible names: the new one holds the
+                // last save, the old one the version before it. Never removed.
+                let kept = try keepUnderRecoveryNames(record, of: item, in: directory, path: path)
                 try fileSystem.synchronizeDirectory(directory, name: path)
-                report.recovered.append(item)
+                Self.logger.warning(
+                    "“\(itemPath)” was made again after a save of it was interrupted; that save's trees are kept as \(kept.map { "“\($0)”" }.joined(separator: " and "))")
+                report.recovered.append(contentsOf: kept)
             }
             for leftover in [record.newName, record.oldName] where exists(leftover) {
                 try removeItem(leftover, in: directory, using: fileSystem)
@@ -176,6 +191,61 @@ package struct InterruptedSaveRecovery {
         } catch {
             throw fail(error, "completing the interrupted save recorded in “\(intent)”")
         }
+    }
+}
+
+extension InterruptedSaveRecovery {
+    /// Renames the trees of `record` that exist to visible names beside `item` — `NAME (recovered
+    /// DATE).EXT` for the new tree, `NAME (recovered DATE, previous).EXT` for the old one — never
+    /// replacing anything. Returns the names given.
+    fileprivate func keepUnderRecoveryNames(
+        _ record: RenameIntent, of item: String, in directory: CInt, path: String
+    ) throws(Errno) -> [String] {
+        var kept: [String] = []
+        let stamp = Self.recoveryStamp()
+        for (tree, label) in [(record.newName, stamp), (record.oldName, stamp + ", previous")] {
+            guard (try? fileSystem.status(of: tree, in: directory)) != nil else { continue }
+            var attempt = 1
+            while true {
+                let name = Self.recoveryName(for: item, label: attempt == 1 ? label : "\(label) \(attempt)")
+                do {
+                    try renameWithoutReplacing(tree, to: name, in: directory)
+                    kept.append(name)
+                    break
+                } catch .fileExists {
+                    attempt += 1
+                }
+            }
+        }
+        return kept
+    }
+
+    /// Renames `name` to `newName` in `directory`, failing with `EEXIST` if `newName` exists
+    /// (where `RENAME_NOREPLACE` is unsupported: checked first, then renamed).
+    fileprivate func renameWithoutReplacing(_ name: String, to newName: String, in directory: CInt) throws(Errno) {
+        do { try fileSystem.renameWithoutReplacing(name, in: directory, to: newName, in: directory) } catch {
+            guard AtomicReplacement.isUnsupported(error) else { throw error }
+            if (try? fileSystem.status(of: newName, in: directory)) != nil { throw .fileExists }
+            try fileSystem.rename(name, in: directory, to: newName, in: directory)
+        }
+    }
+
+    /// `Notes.note` → `Notes (recovered LABEL).note`; a name without extension gets none.
+    static func recoveryName(for item: String, label: String) -> String {
+        if let dot = item.lastIndex(of: "."), dot != item.startIndex {
+            return "\(item[..<dot]) (recovered \(label))\(item[dot...])"
+        }
+        return "\(item) (recovered \(label))"
+    }
+
+    /// The current UTC time as `2026-11-24 211503`.
+    static func recoveryStamp() -> String {
+        var now = time(nil)
+        var parts = tm()
+        gmtime_r(&now, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) "
+            + "\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec))"
     }
 }
 

@@ -5,6 +5,7 @@ import DocumentKitSystem
 import SystemPackage
 import Foundation
 import Logging
+import Synchronization
 
 /// Builds a new tree inside a temporary directory: unchanged members read from a package are
 /// hard-linked, everything else is written (and flushed, for a durable save).
@@ -200,7 +201,10 @@ struct PackageBuilder {
             try fileSystem.link(origin.components.last!, in: source, as: name, in: directory)
         } catch {
             switch error {
-            case .improperLink, .tooManyLinks, .notPermitted, .notSupported: return nil
+            case .notPermitted, .notSupported:
+                Self.noteNoHardLinks(error)
+                return nil
+            case .improperLink, .tooManyLinks: return nil
             case .noSuchFileOrDirectory where lazy.loaded != nil: return nil
             case .noSuchFileOrDirectory: throw changed(origin, memberPath, error)
             default: throw fail(error, "hard-linking the unchanged member “\(memberPath)”")
@@ -225,6 +229,15 @@ struct PackageBuilder {
         return FileWrapper(
             storage: .lazy(LazyFileContents(origin: newOrigin, mapped: false, preloaded: lazy.loaded)),
             permissions: status.permissions, modificationDate: Date(nanosecondsSince1970: status.modificationTime))
+    }
+
+    private static let logger = Logger(label: "DocumentKit.save")
+    private static let loggedNoHardLinks = Atomic<Bool>(false)
+
+    /// Logs, once per process, that unchanged members are copied because links are refused.
+    private static func noteNoHardLinks(_ error: Errno) {
+        guard !loggedNoHardLinks.exchange(true, ordering: .relaxed) else { return }
+        logger.notice("This file system has no hard links (\(error.readableDescription)): unchanged members are copied")
     }
 
     private func changed(_ origin: FileOrigin, _ memberPath: String, _ errno: Errno?) -> DocumentKitError {
