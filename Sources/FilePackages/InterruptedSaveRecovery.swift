@@ -103,7 +103,7 @@ package struct InterruptedSaveRecovery {
     }
 
     /// Whether `name` is an item that is being created and is not locked yet (``TemporaryItem``).
-    static func isBeingCreated(_ name: String) -> Bool {
+    package static func isBeingCreated(_ name: String) -> Bool {
         name.range(of: TemporaryName.marker + TemporaryItem.bornPurpose + "-", options: .backwards) != nil
     }
 

@@ -19,6 +19,7 @@ import Dispatch
 import CrashTestSupport
 import DocumentKit
 import DocumentKitTesting
+import FilePackages
 import Foundation
 import Synchronization
 import Testing
@@ -95,6 +96,8 @@ struct CrashRun {
         var packageMissing = 0
         /// Kills that left temporary items beside the package (removed by the open).
         var litterBeforeOpen = 0
+        /// Kills between a temporary item's creation and its lock: only a young `born` item left.
+        var bornLitter = 0
         /// Kills between the two renames of the fallback swap: the name missing, an intent there.
         var nameMissingBeforeOpen = 0
         var seconds = 0.0
@@ -107,7 +110,7 @@ struct CrashRun {
                 + "(\(interruptedSaveLanded) found with the new state, \(interruptedSaveRolledBack) with the previous one), "
                 + "\(killedBetweenSaves) between saves; \(completedSaves) saves completed; "
                 + "\(distinctStatesSeen.count) distinct states found on disk, package absent \(packageMissing) times; "
-                + "litter before the open \(litterBeforeOpen) times, the name missing with an intent \(nameMissingBeforeOpen) times; "
+                + "litter before the open \(litterBeforeOpen) times (a young born item only \(bornLitter) times), the name missing with an intent \(nameMissingBeforeOpen) times; "
                 + "median save \(medianSave.formatted(.units(allowed: [.milliseconds]))); "
                 + String(format: "%.1f s", seconds)
         }
@@ -254,7 +257,16 @@ struct CrashRun {
                 fail("the package does not open: \(error)")
                 break
             }
-            let litter = ((try? listFolder()) ?? ["(unreadable)"]).filter { $0 != "Crash.pkg" }
+            var litter = ((try? listFolder()) ?? ["(unreadable)"]).filter { $0 != "Crash.pkg" }
+            if !litter.isEmpty && litter.allSatisfy(InterruptedSaveRecovery.isBeingCreated) {
+                // Killed between a temporary item's creation and its lock: a sweep leaves such an
+                // item for a minute (save protocol v2); once that old, the next sweep removes it.
+                figures.bornLitter += 1
+                let descriptor = open(folder.path, O_RDONLY | O_DIRECTORY)
+                _ = try? InterruptedSaveRecovery(fileSystem: .live, bornItemGracePeriod: 0).run(in: descriptor, path: folder.path)
+                close(descriptor)
+                litter = ((try? listFolder()) ?? ["(unreadable)"]).filter { $0 != "Crash.pkg" }
+            }
             if !litter.isEmpty {
                 fail("after the open, litter remains beside the package: \(litter)")
                 break

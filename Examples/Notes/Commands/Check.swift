@@ -116,9 +116,14 @@ struct Check: AsyncParsableCommand {
         for packages in try library.packagesSharingIdentifiers().values.sorted(by: { $0[0].path < $1[0].path }) {
             let original = await library.original(among: packages)
             for copy in packages where copy != original {
-                let identifier = try await library.giveNewIdentifier(to: copy)
-                let message = "\(copy.path): now has a document identifier of its own (\(identifier.uuidString)); it shared \(original.path)'s"
-                if quiet { warn(message) } else { print(message) }
+                do {
+                    let identifier = try await library.giveNewIdentifier(to: copy)
+                    let message = "\(copy.path): now has a document identifier of its own (\(identifier.uuidString)); it shared \(original.path)'s"
+                    if quiet { warn(message) } else { print(message) }
+                } catch {
+                    // One copy that can't be changed doesn't stop the others; the check then reports it.
+                    warn("\(copy.path): keeps the document identifier it shares with \(original.path): \(error)")
+                }
             }
         }
     }

@@ -70,6 +70,10 @@ struct Watch: AsyncParsableCommand {
         case .moved(let from, let to), .subitemMoved(let from, let to):
             guard isNote(from) || isNote(to) else { return nil }
             titles[from.standardizedFileURL.path] = nil
+            // A note built under a hidden name and renamed into place (`notes new`) appears; one
+            // renamed to a hidden name (or out of the library's view) is gone.
+            if !isNote(from) { return WatchLine(event: "appeared", title: await currentTitle(to), path: to.path, from: nil) }
+            if !isNote(to) { return WatchLine(event: "deleted", title: titles.removeValue(forKey: from.standardizedFileURL.path), path: from.path, from: nil) }
             return WatchLine(event: "moved", title: await currentTitle(to), path: to.path, from: from.path)
         case .deleted(let url), .subitemDeleted(let url):
             guard isNote(url) else { return nil }

@@ -154,14 +154,15 @@ struct NotesLibrary {
     /// Of packages sharing one document identifier, the one that keeps it (the others are the
     /// copies): the one named after its title (`trip.note` for “Trip”), else the first by name.
     func original(among packages: [URL]) async -> URL {
+        var named: URL?
         for package in packages {
-            if let document = try? await open(package),
-                package.lastPathComponent == Self.slug(for: document.content.title) + "." + NoteFormat.packageExtension
-            {
-                return package
+            // A copy this app can't change (a newer format, damaged) keeps the identifier.
+            guard let document = try? await open(package), document.formatStatus?.isReadOnly != true else { return package }
+            if named == nil, package.lastPathComponent == Self.slug(for: document.content.title) + "." + NoteFormat.packageExtension {
+                named = package
             }
         }
-        return packages[0]
+        return named ?? packages[0]
     }
 
     /// Gives the note at `url` a new document identifier (under a coordinated write), keeping
