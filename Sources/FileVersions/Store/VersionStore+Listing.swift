@@ -151,6 +151,6 @@ extension VersionStore {
         var draft = VersionDraft(itemURL: itemURL, source: itemURL, origin: .conflict, isConflict: true, ancestor: ancestor)
         draft.host = .some(nil)  // another process wrote it: who, is not known
         draft.user = .some(nil)
-        return try makeVersion(draft)
+        return try markedAsConflict(makeVersion(draft), ancestor: ancestor)
     }
 }
