@@ -16,12 +16,12 @@ import Synchronization
 /// lock on it (as KDE's `KAutoSaveFile`); each autosave replaces the entry's draft. The entry is
 /// deleted after the next successful save in place (when no changes are left unsaved), by
 /// ``discardRecoveryData()`` and by ``close(discardingChanges:)`` with `true`; it stays when the
-/// process dies, and ``recoverable(in:)`` then lists it.
+/// process dies, and ``recoverable(in:using:)`` then lists it.
 extension Document {
     /// The drafts of this class's documents whose owner process is gone (crashed, killed, or
     /// dropped the document without closing it), oldest first: what can be restored with
     /// ``open(recovering:)``. Drafts a live process owns are not listed; damaged entries are
-    /// skipped (and logged; ``RecoverableDraft/scan(_:)`` reports them).
+    /// skipped (and logged; ``RecoverableDraft/scan(_:using:)`` reports them).
     ///
     /// - Parameters:
     ///   - folder: The drafts folder; nil looks in ``defaultAutosaveDraftsFolder``.

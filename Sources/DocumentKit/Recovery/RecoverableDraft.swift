@@ -9,11 +9,11 @@ import Foundation
 import Logging
 
 /// A draft a process autosaved and left behind when it died: recovery data
-/// (``Document/recoverable(in:)``).
+/// (``Document/recoverable(in:using:)``).
 ///
 /// Bring it back with ``Document/open(recovering:)``, which opens its document with the
 /// draft's content as unsaved changes (the draft is deleted at the next successful save), or
-/// delete it with ``discard()``.
+/// delete it with ``discard(using:)``.
 public struct RecoverableDraft: Sendable, Hashable, Identifiable {
     /// The entry's ID (the name of its folder in the drafts folder).
     public var id: String { entryURL.lastPathComponent }
