@@ -221,13 +221,13 @@ open class Document<Content: Sendable>: @unchecked Sendable {
     }
 
     /// Where the document autosaves elsewhere (``SaveOperation/autosaveElsewhere``): its drafts,
-    /// the recovery data ``recoverable(in:)`` lists (format: `Formats/drafts/v1/SPEC.md`). A
+    /// the recovery data ``recoverable(in:using:)`` lists (format: `Formats/drafts/v1/SPEC.md`). A
     /// document that has no file yet autosaves there, and so does one whose
     /// ``AutosavePolicy/autosavesInPlace`` is false. The default is the class's
     /// ``defaultAutosaveDraftsFolder``.
     open var autosaveDraftsFolder: URL { Self.defaultAutosaveDraftsFolder }
 
-    /// The drafts folder of the class's documents, and where ``recoverable(in:)`` looks by
+    /// The drafts folder of the class's documents, and where ``recoverable(in:using:)`` looks by
     /// default: the folder `DocumentKit-drafts` in the system's temporary folder unless the
     /// subclass says otherwise.
     open class var defaultAutosaveDraftsFolder: URL {

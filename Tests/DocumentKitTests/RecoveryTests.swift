@@ -101,7 +101,7 @@ final class RecoveredStateDocument: Document<Int>, @unchecked Sendable {
             let entry = try #require(document.autosavedContentsURL).deletingLastPathComponent()
             switch way {
             case "discardRecoveryData":
-                document.discardRecoveryData()
+                try document.discardRecoveryData()
                 #expect(document.hasUnsavedChanges)
                 try await document.close(discardingChanges: true)
                 #expect(!FileManager.default.fileExists(atPath: entry.path), "\(way)")

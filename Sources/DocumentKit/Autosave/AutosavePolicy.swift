@@ -16,7 +16,7 @@ public struct AutosavePolicy: Sendable {
     /// Whether a document that has a file autosaves over it (``SaveOperation/autosaveInPlace``,
     /// the default). When false, it autosaves elsewhere instead, to a draft in its
     /// ``Document/autosaveDraftsFolder`` that survives a crash (see
-    /// ``Document/recoverable(in:)``), and its file changes only when the app saves it.
+    /// ``Document/recoverable(in:using:)``), and its file changes only when the app saves it.
     public var autosavesInPlace: Bool
 
     /// A policy; every parameter has the default.

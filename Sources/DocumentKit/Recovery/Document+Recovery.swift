@@ -4,7 +4,9 @@ import Glibc
 import Musl
 #endif
 import DocumentKitSystem
+import FilePackages
 import Foundation
+import Logging
 import Synchronization
 
 /// Crash recovery: drafts a document autosaves elsewhere survive the process, as recovery data.
@@ -14,17 +16,19 @@ import Synchronization
 /// lock on it (as KDE's `KAutoSaveFile`); each autosave replaces the entry's draft. The entry is
 /// deleted after the next successful save in place (when no changes are left unsaved), by
 /// ``discardRecoveryData()`` and by ``close(discardingChanges:)`` with `true`; it stays when the
-/// process dies, and ``recoverable(in:)`` then lists it.
+/// process dies, and ``recoverable(in:using:)`` then lists it.
 extension Document {
     /// The drafts of this class's documents whose owner process is gone (crashed, killed, or
     /// dropped the document without closing it), oldest first: what can be restored with
     /// ``open(recovering:)``. Drafts a live process owns are not listed; damaged entries are
-    /// skipped (and logged; ``RecoverableDraft/scan(_:)`` reports them).
+    /// skipped (and logged; ``RecoverableDraft/scan(_:using:)`` reports them).
     ///
-    /// - Parameter folder: The drafts folder; nil looks in ``defaultAutosaveDraftsFolder``.
-    public static func recoverable(in folder: URL? = nil) -> [RecoverableDraft] {
+    /// - Parameters:
+    ///   - folder: The drafts folder; nil looks in ``defaultAutosaveDraftsFolder``.
+    ///   - fileSystem: The system-call seam.
+    public static func recoverable(in folder: URL? = nil, using fileSystem: FileSystem = .live) -> [RecoverableDraft] {
         let typeName = String(describing: self)
-        return RecoverableDraft.scan(folder ?? defaultAutosaveDraftsFolder).drafts.filter { $0.documentTypeName == typeName }
+        return RecoverableDraft.scan(folder ?? defaultAutosaveDraftsFolder, using: fileSystem).drafts.filter { $0.documentTypeName == typeName }
     }
 
     /// Opens the document with a leftover draft's content as unsaved changes: reads the
@@ -42,8 +46,16 @@ extension Document {
                 .invalidArgument, operation: .recover, path: draft.entryURL.path,
                 detail: "The draft belongs to \(draft.documentURL.path), not \(fileURL.path).")
         }
-        let entry = try DraftEntry.adopt(draft)
-        if FileManager.default.fileExists(atPath: fileURL.path) { try await open() }
+        let fileSystem = saveOptions.fileSystem
+        let entry = try DraftEntry.adopt(draft, using: fileSystem)
+        let exists: Bool
+        do {
+            _ = try fileSystem.status(of: fileURL.path, in: AT_FDCWD, followingLink: true)
+            exists = true
+        } catch {
+            exists = error != .noSuchFileOrDirectory  // open() then reports the error
+        }
+        if exists { try await open() }
         let content = try await readDraft(at: draft.draftURL)
         let count = try state.withLock { state throws(DocumentKitError) -> Int in
             if let message = state.readOnlyMessage {
@@ -62,7 +74,7 @@ extension Document {
             }
             return lifecycle.draft
         }
-        previous?.remove()
+        if let previous { Self.remove(previous, operation: .recover) }
         scheduleAutosave()
     }
 
@@ -78,7 +90,89 @@ extension Document {
 
     /// Deletes the document's draft (its recovery data), if it has one. The changes stay in
     /// memory; the next autosave elsewhere writes a new draft.
-    public func discardRecoveryData() {
+    ///
+    /// - Throws: ``DocumentKitError`` naming the item and the step that failed. The document
+    ///   then keeps the entry (and its lock), no longer claiming it holds the changes: the next
+    ///   save, autosave elsewhere, discard or close deals with it again.
+    public func discardRecoveryData() throws(DocumentKitError) {
+        try discardRecoveryData(operation: .remove)
+    }
+
+    func discardRecoveryData(operation: DocumentKitError.Operation) throws(DocumentKitError) {
+        let entry = lifecycle.withLock { lifecycle -> DraftEntry? in
+            // Whatever happens next, the draft no longer holds the changes.
+            lifecycle.autosavedContentsURL = nil
+            lifecycle.draftedChangeCount = nil
+            return lifecycle.draft
+        }
+        guard let entry else { return }
+        try entry.remove(operation: operation)
+        lifecycle.withLock { lifecycle in
+            if lifecycle.draft === entry { lifecycle.draft = nil }
+        }
+    }
+
+    /// Removes `entry`, logging a failure (the entry is then left over, for a later scan).
+    static func remove(_ entry: DraftEntry, operation: DocumentKitError.Operation) {
+        do { try entry.remove(operation: operation) } catch {
+            recoveryLogger.warning("\(error)")
+            entry.release()
+        }
+    }
+
+    /// The draft's entry of the document, created the first time.
+    func draftEntry() throws(DocumentKitError) -> DraftEntry {
+        if let entry = lifecycle.withLock({ $0.draft }) { return entry }
+        let entry = try DraftEntry.create(in: autosaveDraftsFolder, for: fileURL, using: saveOptions.fileSystem)
+        let winner = lifecycle.withLock { lifecycle -> DraftEntry in
+            if let existing = lifecycle.draft { return existing }
+            lifecycle.draft = entry
+            return entry
+        }
+        if winner !== entry { Self.remove(entry, operation: .save) }
+        return winner
+    }
+
+    /// An autosave elsewhere: the record, then the draft, in the document's entry. A failure
+    /// of either is reported as a failed save (``lastSaveError``, `savingError`,
+    /// ``DocumentEvent/saveFailed(_:_:)``); the draft then no longer claims to hold the changes.
+    func autosaveToDraft() async throws(DocumentKitError) {
+        let token = changeCountToken()
+        let entry: DraftEntry
+        do {
+            entry = try draftEntry()
+            // The draft is about to change: until it holds these changes, it holds none for sure.
+            lifecycle.withLock { $0.draftedChangeCount = nil }
+            try entry.writeInfo(
+                DraftInfo(
+                    document: fileURL.standardizedFileURL.path, documentType: String(describing: type(of: self)),
+                    date: DraftInfo.dateString(Date()), ownerPID: getpid(), host: DraftInfo.hostName, draft: entry.draftName),
+                durability: saveOptions.durability)
+        } catch {
+            state.withLock { $0.lastSaveError = error }
+            changeState { $0.insert(.savingError) }
+            post(.saveFailed(.autosaveElsewhere, error))
+            throw error
+        }
+        try await save(to: entry.draftURL, for: .autosaveElsewhere)
+        lifecycle.withLock { $0.draftedChangeCount = token.count }
+    }
+
+    /// After a successful save of the document's own file: its draft goes, unless changes made
+    /// since are still unsaved (the draft may hold them; the next save or autosave deals with it).
+    /// A failure to delete it doesn't fail the save (the file is saved): it is logged and kept in
+    /// ``lastSaveError``.
+    func removeDraftAfterSave() {
+        guard !hasUnsavedChanges else { return }
+        do { try discardRecoveryData(operation: .save) } catch {
+            recoveryLogger.warning("\(error)")
+            state.withLock { $0.lastSaveError = error }
+        }
+    }
+
+    /// At close: the draft goes when the changes were saved or discarded (a failure is logged,
+    /// and the entry is left over).
+    func endRecoveryData(discardingChanges: Bool) {
         let entry = lifecycle.withLock { lifecycle -> DraftEntry? in
             defer {
                 lifecycle.draft = nil
@@ -87,51 +181,11 @@ extension Document {
             }
             return lifecycle.draft
         }
-        entry?.remove()
-    }
-
-    /// The draft's entry of the document, created the first time.
-    func draftEntry() throws(DocumentKitError) -> DraftEntry {
-        if let entry = lifecycle.withLock({ $0.draft }) { return entry }
-        let entry = try DraftEntry.create(in: autosaveDraftsFolder, for: fileURL)
-        let winner = lifecycle.withLock { lifecycle -> DraftEntry in
-            if let existing = lifecycle.draft { return existing }
-            lifecycle.draft = entry
-            return entry
-        }
-        if winner !== entry { entry.remove() }
-        return winner
-    }
-
-    /// An autosave elsewhere: the record, then the draft, in the document's entry.
-    func autosaveToDraft() async throws(DocumentKitError) {
-        let entry = try draftEntry()
-        try entry.writeInfo(
-            DraftInfo(
-                document: fileURL.standardizedFileURL.path, documentType: String(describing: type(of: self)),
-                date: DraftInfo.dateString(Date()), ownerPID: getpid(), host: DraftInfo.hostName, draft: entry.draftName))
-        let token = changeCountToken()
-        try await save(to: entry.draftURL, for: .autosaveElsewhere)
-        lifecycle.withLock { $0.draftedChangeCount = token.count }
-    }
-
-    /// After a successful save of the document's own file: its draft goes, unless changes made
-    /// since are still unsaved (the draft may hold them; the next save or autosave deals with it).
-    func removeDraftAfterSave() {
-        guard !hasUnsavedChanges else { return }
-        discardRecoveryData()
-    }
-
-    /// At close: the draft goes when the changes were saved or discarded.
-    func endRecoveryData(discardingChanges: Bool) {
+        guard let entry else { return }
         if discardingChanges || !hasUnsavedChanges {
-            discardRecoveryData()
+            Self.remove(entry, operation: .close)
         } else {
-            let entry = lifecycle.withLock { lifecycle -> DraftEntry? in
-                defer { lifecycle.draft = nil }
-                return lifecycle.draft
-            }
-            entry?.release()
+            entry.release()
         }
     }
 
@@ -140,7 +194,7 @@ extension Document {
     func readDraft(at url: URL) async throws(DocumentKitError) -> Content {
         let format = self.format
         return try await perform { () throws(DocumentKitError) -> Content in
-            let tree = try FileWrapper(contentsOf: url).withoutConflictCopies()
+            let tree = try FileWrapper(contentsOf: url, fileSystem: self.saveOptions.fileSystem).withoutConflictCopies()
             var hasher = MemberHasher()
             do {
                 if let format {
@@ -154,3 +208,5 @@ extension Document {
         }
     }
 }
+
+private let recoveryLogger = Logger(label: "DocumentKit.recovery")

@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import DocumentKitSystem
+import FilePackages
 import Foundation
 import Synchronization
 import SystemPackage
@@ -72,10 +73,11 @@ enum DraftEntryNames {
 /// The draft entry a live document owns: the folder `ID/` in the drafts folder, whose
 /// `owner.lock` this process holds locked (`flock`) for as long as the entry is the document's.
 /// A crash releases the lock, which is how ``RecoverableDraft`` tells a leftover from a live
-/// document's draft.
+/// document's draft. Every system call goes through ``fileSystem``.
 final class DraftEntry: Sendable {
     let folder: URL
     let draftName: String
+    let fileSystem: FileSystem
     /// The descriptor holding the lock, or -1 once released.
     private let descriptor: Mutex<CInt>
 
@@ -83,62 +85,84 @@ final class DraftEntry: Sendable {
     var draftURL: URL { folder.appendingPathComponent(draftName, isDirectory: false) }
     var infoURL: URL { folder.appendingPathComponent(DraftEntryNames.info, isDirectory: false) }
 
-    private init(folder: URL, draftName: String, descriptor: CInt) {
+    private init(folder: URL, draftName: String, descriptor: CInt, fileSystem: FileSystem) {
         self.folder = folder
         self.draftName = draftName
+        self.fileSystem = fileSystem
         self.descriptor = Mutex(descriptor)
     }
 
     deinit { release() }
 
     /// A new entry in `drafts` (created if missing): made under a hidden name, locked, then
-    /// renamed to its ID, so that no one ever sees it unlocked while this process lives.
-    static func create(in drafts: URL, for documentURL: URL) throws(DocumentKitError) -> DraftEntry {
+    /// renamed to its ID, so that no one ever sees it unlocked while this process lives. A
+    /// failure leaves no entry (the hidden folder is removed).
+    static func create(in drafts: URL, for documentURL: URL, using fileSystem: FileSystem) throws(DocumentKitError) -> DraftEntry {
         let id = UUID().uuidString.lowercased()
-        let hidden = drafts.appendingPathComponent(".\(id).creating", isDirectory: true)
-        let folder = drafts.appendingPathComponent(id, isDirectory: true)
-        func fail(_ step: String, _ errno: Errno = Errno(rawValue: Glibc.errno)) -> DocumentKitError {
-            DocumentKitError(errno, operation: .save, path: folder.path, step: step)
+        let hiddenName = ".\(id).creating"
+        let hidden = drafts.appendingPathComponent(hiddenName, isDirectory: true).path
+        let lockPath = hidden + "/" + DraftEntryNames.lock
+        let parent: Descriptor
+        do { parent = Descriptor(owning: try openDirectory(drafts.standardizedFileURL.path, creating: true, using: fileSystem)) } catch {
+            throw DocumentKitError(error, operation: .save, path: drafts.path, step: "opening or creating the drafts folder")
         }
-        do { try FileManager.default.createDirectory(at: hidden, withIntermediateDirectories: true) } catch {
-            throw DocumentKitError(
-                .other, operation: .save, path: hidden.path, detail: "Can't create the draft's folder",
-                underlyingError: SendableDescription(error))
+        do { try fileSystem.makeDirectory(hiddenName, in: parent.rawValue) } catch {
+            throw DocumentKitError(error, operation: .save, path: hidden, step: "creating the draft's folder")
         }
-        let lockPath = hidden.appendingPathComponent(DraftEntryNames.lock).path
-        let fd = Glibc.open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw fail("creating \(DraftEntryNames.lock)") }
-        do { try FileSystem.live.lockExclusivelyWithoutWaiting(fd, name: lockPath) } catch {
-            Glibc.close(fd)
-            throw fail("locking \(DraftEntryNames.lock)", error)
+        var fd: CInt = -1
+        var path = hidden
+        var step = "opening the draft's new folder"
+        do throws(Errno) {
+            let entry = Descriptor(owning: try fileSystem.open(hiddenName, in: parent.rawValue, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW))
+            (path, step) = (lockPath, "creating \(DraftEntryNames.lock)")
+            fd = try fileSystem.open(DraftEntryNames.lock, in: entry.rawValue, flags: O_RDWR | O_CREAT | O_EXCL, mode: 0o644)
+            step = "locking \(DraftEntryNames.lock)"
+            try fileSystem.lockExclusivelyWithoutWaiting(fd, name: lockPath)
+            (path, step) = (drafts.appendingPathComponent(id).path, "renaming the new draft entry from “\(hiddenName)”")
+            try fileSystem.rename(hiddenName, in: parent.rawValue, to: id, in: parent.rawValue)
+        } catch {
+            if fd >= 0 { try? fileSystem.close(fd, name: lockPath) }
+            try? removeItem(hiddenName, in: parent.rawValue, using: fileSystem)
+            throw DocumentKitError(error, operation: .save, path: path, step: step)
         }
-        guard Glibc.rename(hidden.path, folder.path) == 0 else {
-            let error = fail("renaming the new draft entry")
-            Glibc.close(fd)
-            try? FileManager.default.removeItem(at: hidden)
-            throw error
+        return DraftEntry(
+            folder: drafts.appendingPathComponent(id, isDirectory: true), draftName: DraftEntryNames.draftName(for: documentURL),
+            descriptor: fd, fileSystem: fileSystem)
+    }
+
+    /// Opens the folder at the absolute `path`, creating it and its missing parents if
+    /// `creating`.
+    static func openDirectory(_ path: String, creating: Bool, using fileSystem: FileSystem) throws(Errno) -> CInt {
+        do { return try fileSystem.open(path, in: AT_FDCWD, flags: O_RDONLY | O_DIRECTORY) } catch {
+            guard creating, error == .noSuchFileOrDirectory else { throw error }
         }
-        return DraftEntry(folder: folder, draftName: DraftEntryNames.draftName(for: documentURL), descriptor: fd)
+        let (parentPath, name) = ItemLocation.split(path)
+        guard parentPath != path, !name.isEmpty, name != ".", name != ".." else { throw .noSuchFileOrDirectory }
+        let parent = Descriptor(owning: try openDirectory(parentPath, creating: true, using: fileSystem))
+        do { try fileSystem.makeDirectory(name, in: parent.rawValue) } catch {
+            if error != .fileExists { throw error }
+        }
+        return try fileSystem.open(name, in: parent.rawValue, flags: O_RDONLY | O_DIRECTORY)
     }
 
     /// Takes over the entry of a leftover draft (recovering it): locks its `owner.lock`.
     ///
     /// - Throws: `busy` when a live process holds it (it is recovering it too, say).
-    static func adopt(_ draft: RecoverableDraft) throws(DocumentKitError) -> DraftEntry {
-        let fd = try lockEntry(draft.entryURL)
-        return DraftEntry(folder: draft.entryURL, draftName: draft.draftURL.lastPathComponent, descriptor: fd)
+    static func adopt(_ draft: RecoverableDraft, using fileSystem: FileSystem) throws(DocumentKitError) -> DraftEntry {
+        let fd = try lockEntry(draft.entryURL, using: fileSystem)
+        return DraftEntry(folder: draft.entryURL, draftName: draft.draftURL.lastPathComponent, descriptor: fd, fileSystem: fileSystem)
     }
 
     /// Opens and locks the `owner.lock` of the entry at `folder` without waiting; returns the
     /// descriptor. Throws `busy` if the owner is alive.
-    static func lockEntry(_ folder: URL) throws(DocumentKitError) -> CInt {
+    static func lockEntry(_ folder: URL, using fileSystem: FileSystem) throws(DocumentKitError) -> CInt {
         let lockPath = folder.appendingPathComponent(DraftEntryNames.lock).path
-        let fd = Glibc.open(lockPath, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            throw DocumentKitError(Errno(rawValue: Glibc.errno), operation: .recover, path: folder.path, step: "opening \(DraftEntryNames.lock)")
+        let fd: CInt
+        do { fd = try fileSystem.open(lockPath, in: AT_FDCWD, flags: O_RDONLY) } catch {
+            throw DocumentKitError(error, operation: .recover, path: folder.path, step: "opening \(DraftEntryNames.lock)")
         }
-        do { try FileSystem.live.lockExclusivelyWithoutWaiting(fd, name: lockPath) } catch {
-            Glibc.close(fd)
+        do { try fileSystem.lockExclusivelyWithoutWaiting(fd, name: lockPath) } catch {
+            try? fileSystem.close(fd, name: lockPath)
             if error == .wouldBlock {
                 throw DocumentKitError(
                     .busy, operation: .recover, path: folder.path, errno: error,
@@ -149,28 +173,63 @@ final class DraftEntry: Sendable {
         return fd
     }
 
-    /// Writes `draft.json` atomically.
-    func writeInfo(_ info: DraftInfo) throws(DocumentKitError) {
-        do { try info.encoded().write(to: infoURL, options: .atomic) } catch {
+    /// Writes `draft.json` atomically (a temporary file renamed over it), as durably as `durability`.
+    func writeInfo(_ info: DraftInfo, durability: Durability) throws(DocumentKitError) {
+        let data: Data
+        do { data = try info.encoded() } catch {
             throw DocumentKitError(
-                .other, operation: .save, path: infoURL.path, detail: "Can't write the draft's record",
+                .other, operation: .save, path: infoURL.path, detail: "Can't encode the draft's record",
                 underlyingError: SendableDescription(error))
         }
+        try FileWrapper(regularFileWithContents: data).write(
+            to: infoURL, options: SaveOptions(durability: durability, fileSystem: fileSystem))
     }
 
     /// Deletes the entry (record first, so that a crash half-way leaves no listed draft without
-    /// its content), then releases the lock.
-    func remove() {
-        Self.removeEntry(at: folder)
+    /// its content), then releases the lock. On failure the lock is kept: the entry is still
+    /// this process's, and a later `remove()` finishes the job.
+    func remove(operation: DocumentKitError.Operation = .save) throws(DocumentKitError) {
+        try Self.removeEntry(at: folder, operation: operation, using: fileSystem)
         release()
     }
 
-    static func removeEntry(at folder: URL) {
-        try? FileManager.default.removeItem(at: folder.appendingPathComponent(DraftEntryNames.info))
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] where name != DraftEntryNames.lock {
-            try? FileManager.default.removeItem(at: folder.appendingPathComponent(name))
+    /// Deletes the entry at `folder` (whose lock the caller holds): `draft.json`, the draft and
+    /// anything else, `owner.lock`, then the folder. A missing entry counts as deleted.
+    static func removeEntry(at folder: URL, operation: DocumentKitError.Operation, using fileSystem: FileSystem)
+        throws(DocumentKitError)
+    {
+        let (parentPath, id) = ItemLocation.split(folder.standardizedFileURL.path)
+        var path = folder.path
+        var step = "opening the drafts folder"
+        do throws(Errno) {
+            let parent: Descriptor
+            do { parent = Descriptor(owning: try openDirectory(parentPath, creating: false, using: fileSystem)) } catch {
+                if error == .noSuchFileOrDirectory { return }
+                throw error
+            }
+            step = "opening the draft's folder"
+            let entry: Descriptor
+            do { entry = Descriptor(owning: try fileSystem.open(id, in: parent.rawValue, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)) } catch {
+                if error == .noSuchFileOrDirectory { return }
+                throw error
+            }
+            (path, step) = (folder.appendingPathComponent(DraftEntryNames.info).path, "removing the draft's record")
+            try removeItem(DraftEntryNames.info, in: entry.rawValue, using: fileSystem)
+            (path, step) = (folder.path, "listing the draft's folder")
+            let names = try fileSystem.contentsOfDirectory(entry.rawValue, name: folder.path)
+            for name in names where name != DraftEntryNames.lock {
+                (path, step) = (folder.appendingPathComponent(name).path, "removing the draft")
+                try removeItem(name, in: entry.rawValue, using: fileSystem)
+            }
+            (path, step) = (folder.appendingPathComponent(DraftEntryNames.lock).path, "removing \(DraftEntryNames.lock)")
+            try removeItem(DraftEntryNames.lock, in: entry.rawValue, using: fileSystem)
+            (path, step) = (folder.path, "removing the draft's folder")
+            do { try fileSystem.removeDirectory(id, in: parent.rawValue) } catch {
+                if error != .noSuchFileOrDirectory { throw error }
+            }
+        } catch {
+            throw DocumentKitError(error, operation: operation, path: path, step: step)
         }
-        try? FileManager.default.removeItem(at: folder)
     }
 
     /// Closes the lock's descriptor: the entry stays on disk, a leftover anyone may recover.
@@ -179,6 +238,6 @@ final class DraftEntry: Sendable {
             defer { fd = -1 }
             return fd
         }
-        if fd >= 0 { Glibc.close(fd) }
+        if fd >= 0 { try? fileSystem.close(fd, name: folder.appendingPathComponent(DraftEntryNames.lock).path) }
     }
 }

@@ -4,15 +4,16 @@ import Glibc
 import Musl
 #endif
 import DocumentKitSystem
+import FilePackages
 import Foundation
 import Logging
 
 /// A draft a process autosaved and left behind when it died: recovery data
-/// (``Document/recoverable(in:)``).
+/// (``Document/recoverable(in:using:)``).
 ///
 /// Bring it back with ``Document/open(recovering:)``, which opens its document with the
 /// draft's content as unsaved changes (the draft is deleted at the next successful save), or
-/// delete it with ``discard()``.
+/// delete it with ``discard(using:)``.
 public struct RecoverableDraft: Sendable, Hashable, Identifiable {
     /// The entry's ID (the name of its folder in the drafts folder).
     public var id: String { entryURL.lastPathComponent }
@@ -33,11 +34,17 @@ public struct RecoverableDraft: Sendable, Hashable, Identifiable {
 
     /// Deletes the draft.
     ///
-    /// - Throws: ``DocumentKitError`` `busy` if a live process owns it again (recovering it).
-    public func discard() throws(DocumentKitError) {
-        let fd = try DraftEntry.lockEntry(entryURL)
-        DraftEntry.removeEntry(at: entryURL)
-        Glibc.close(fd)
+    /// - Throws: ``DocumentKitError`` `busy` if a live process owns it again (recovering it);
+    ///   the failed step, naming the item, if the deletion fails.
+    public func discard(using fileSystem: FileSystem = .live) throws(DocumentKitError) {
+        try Self.discardEntry(entryURL, using: fileSystem)
+    }
+
+    /// Locks the entry at `entryURL`, deletes it, and releases the lock.
+    static func discardEntry(_ entryURL: URL, using fileSystem: FileSystem) throws(DocumentKitError) {
+        let fd = try DraftEntry.lockEntry(entryURL, using: fileSystem)
+        defer { try? fileSystem.close(fd, name: entryURL.appendingPathComponent(DraftEntryNames.lock).path) }
+        try DraftEntry.removeEntry(at: entryURL, operation: .remove, using: fileSystem)
     }
 
     /// A draft entry that can't be recovered: its owner is dead, but its record or its draft is
@@ -49,10 +56,8 @@ public struct RecoverableDraft: Sendable, Hashable, Identifiable {
         public let problem: String
 
         /// Deletes the entry.
-        public func discard() throws(DocumentKitError) {
-            let fd = try DraftEntry.lockEntry(entryURL)
-            DraftEntry.removeEntry(at: entryURL)
-            Glibc.close(fd)
+        public func discard(using fileSystem: FileSystem = .live) throws(DocumentKitError) {
+            try RecoverableDraft.discardEntry(entryURL, using: fileSystem)
         }
     }
 
@@ -70,21 +75,29 @@ public struct RecoverableDraft: Sendable, Hashable, Identifiable {
 
     /// Every entry of the drafts folder `folder`, whatever its document's type: the recoverable
     /// drafts (owner dead), the damaged entries, and how many a live process owns. A missing
-    /// folder holds nothing. Entries are never changed by a scan.
-    public static func scan(_ folder: URL) -> Scan {
+    /// folder holds nothing; one that can't be listed is logged and holds nothing either.
+    /// Entries are never changed by a scan.
+    public static func scan(_ folder: URL, using fileSystem: FileSystem = .live) -> Scan {
         var scan = Scan()
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
+        var names: [String] = []
+        do throws(Errno) {
+            let fd = Descriptor(owning: try DraftEntry.openDirectory(folder.standardizedFileURL.path, creating: false, using: fileSystem))
+            names = try fileSystem.contentsOfDirectory(fd.rawValue, name: folder.path).filter { !$0.hasPrefix(".") }.sorted()
+        } catch {
+            if error != .noSuchFileOrDirectory {
+                logger.warning("Can't list the drafts folder \(folder.path): \(error.readableDescription)")
+            }
+        }
         for name in names {
             let entry = folder.appendingPathComponent(name, isDirectory: true)
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: entry.path, isDirectory: &isDirectory), isDirectory.boolValue else { continue }
+            guard (try? fileSystem.status(of: entry.path, in: AT_FDCWD, followingLink: true))?.kind == .directory else { continue }
             let fd: CInt
-            do { fd = try DraftEntry.lockEntry(entry) } catch {
+            do { fd = try DraftEntry.lockEntry(entry, using: fileSystem) } catch {
                 if error.code == .busy { scan.live += 1 } else { scan.damaged.append(Damaged(entryURL: entry, problem: "\(error)")) }
                 continue
             }
-            defer { Glibc.close(fd) }
-            switch read(entry) {
+            defer { try? fileSystem.close(fd, name: entry.appendingPathComponent(DraftEntryNames.lock).path) }
+            switch read(entry, using: fileSystem) {
             case .success(let draft): scan.drafts.append(draft)
             case .failure(let problem): scan.damaged.append(Damaged(entryURL: entry, problem: problem.message))
             }
@@ -99,9 +112,17 @@ public struct RecoverableDraft: Sendable, Hashable, Identifiable {
     private struct Problem: Error { let message: String }
 
     /// The draft the entry at `entry` records (its lock held by the caller).
-    private static func read(_ entry: URL) -> Result<RecoverableDraft, Problem> {
-        let infoURL = entry.appendingPathComponent(DraftEntryNames.info)
-        guard let data = try? Data(contentsOf: infoURL) else { return .failure(Problem(message: "\(DraftEntryNames.info) is missing or unreadable")) }
+    private static func read(_ entry: URL, using fileSystem: FileSystem) -> Result<RecoverableDraft, Problem> {
+        let infoPath = entry.appendingPathComponent(DraftEntryNames.info).path
+        let data: Data
+        do throws(Errno) {
+            let fd = Descriptor(owning: try fileSystem.open(infoPath, in: AT_FDCWD, flags: O_RDONLY))
+            let status = try fileSystem.status(of: fd.rawValue, name: infoPath)
+            guard status.kind == .regular else { return .failure(Problem(message: "\(DraftEntryNames.info) is not a file")) }
+            data = try readAll(fd.rawValue, size: Int(clamping: status.size), name: infoPath, using: fileSystem)
+        } catch {
+            return .failure(Problem(message: "\(DraftEntryNames.info) is missing or unreadable: \(error.readableDescription)"))
+        }
         let info: DraftInfo
         do { info = try DraftInfo.decode(data) } catch {
             return .failure(Problem(message: "\(DraftEntryNames.info) is malformed: \(error)"))
@@ -112,14 +133,13 @@ public struct RecoverableDraft: Sendable, Hashable, Identifiable {
         guard let date = DraftInfo.date(from: info.date) else { return .failure(Problem(message: "the date “\(info.date)” is not ISO 8601")) }
         guard info.document.hasPrefix("/") else { return .failure(Problem(message: "the document path “\(info.document)” is not absolute")) }
         guard !info.draft.isEmpty, !info.draft.contains("/"), info.draft != DraftEntryNames.info, info.draft != DraftEntryNames.lock,
-            FileManager.default.fileExists(atPath: entry.appendingPathComponent(info.draft).path)
+            let status = try? fileSystem.status(of: entry.appendingPathComponent(info.draft).path, in: AT_FDCWD, followingLink: true)
         else { return .failure(Problem(message: "the draft “\(info.draft)” is missing")) }
-        var isDirectory: ObjCBool = false
-        _ = FileManager.default.fileExists(atPath: entry.appendingPathComponent(info.draft).path, isDirectory: &isDirectory)
+        let isDirectory = status.kind == .directory
         return .success(
             RecoverableDraft(
                 entryURL: entry, documentURL: URL(fileURLWithPath: info.document), documentTypeName: info.documentType, date: date,
-                draftURL: entry.appendingPathComponent(info.draft, isDirectory: isDirectory.boolValue), ownerPID: info.ownerPID,
+                draftURL: entry.appendingPathComponent(info.draft, isDirectory: isDirectory), ownerPID: info.ownerPID,
                 host: info.host))
     }
 }
