@@ -128,7 +128,7 @@ extension Document {
     }
 
     /// Whether the document's file exists as this document read or wrote it (opened, or saved once).
-    var hasLocation: Bool { state.withLock { $0.baseIdentifier != nil } }
+    var hasLocation: Bool { state.withLock { $0.base != nil } }
 }
 
 /// A weak reference to a document, for the autosave loop (which must not keep it alive).

@@ -78,23 +78,14 @@ extension Document {
     ///   re-create what another program deleted or moved away; the edits stay in memory.
     func placeToSave(requested: URL, granted: URL) throws(DocumentKitError) -> URL {
         let place = Self.itemLocation(requested: requested, granted: granted)
-        let (base, knowsDeleted) = state.withLock { ($0.baseIdentifier, $0.documentState.contains(.fileDeleted)) }
+        let (base, knowsDeleted) = state.withLock { ($0.base, $0.documentState.contains(.fileDeleted)) }
         if base != nil && !knowsDeleted && !Self.itemExists(at: place) {
             throw DocumentKitError(
                 .notFound, operation: .save, path: requested.path,
                 detail: "It was deleted, or moved out of its folder, after this document read it; the save does not write it "
                     + "again. The edits stay in memory: save them elsewhere (saveAs) to keep them.")
         }
-        if place != requested {
-            // As a presenter hearing of the move does: the same file, renamed, is still the base.
-            func sameFile(_ identifier: String?) -> String? { identifier.map { $0.split(separator: "-").dropLast().joined(separator: "-") } }
-            let now = VersionStore.currentIdentifier(ofItemAt: place)
-            state.withLock { state in
-                guard let base = state.baseIdentifier, sameFile(base) == sameFile(now) else { return }
-                state.baseIdentifier = now
-                if state.baseFingerprint != nil { state.baseFingerprint = Self.fingerprint(ofItemAt: place) }
-            }
-        }
+        if place != requested { followBase(to: place) }
         return place
     }
 
@@ -108,44 +99,41 @@ extension Document {
 
 /// Saves against the version the document was based on, keeping versions in its store.
 extension Document {
-    /// The identifier, (with a version store) the digest and the fingerprint (see
-    /// ``fingerprint(ofItemAt:)``) of the item on disk now.
-    func baseOfItem(at url: URL) -> (String?, String?, String?) {
-        let identifier = VersionStore.currentIdentifier(ofItemAt: url)
-        // The fingerprint (a stat of every member) serves only a document that presents its file.
+    /// The state of the item on disk now (see ``ItemState``): its digest with a version store,
+    /// its members' identities for a document that can present its file (a `stat` of each
+    /// member, which only a presenting document needs).
+    func baseOfItem(at url: URL) -> ItemState? {
+        let store = versionStore
         let presents = coordinator != nil && presentsFile
-        return (identifier, versionStore?.contentDigest(ofItemAt: url), presents ? Self.fingerprint(ofItemAt: url) : nil)
+        return ItemState.ofItem(at: url, digest: store.map { store in { store.contentDigest(ofItemAt: $0) } }, includingMembers: presents)
     }
 
-    /// Writes `tree` over the item, inside the document's coordinated write. If the item is no
-    /// longer the version the document was based on, its contents are first kept as an
-    /// unresolved conflict version (or, without a store, the save fails with `changedSinceRead`).
-    /// With a store, the replaced version is kept too.
-    func write(_ tree: FileWrapper, to url: URL, options: SaveOptions) throws(DocumentKitError)
-        -> (FileWrapper, FileVersion?, (String?, String?, String?))
-    {
-        let (store, baseIdentifier, baseDigest) = state.withLock { ($0.versionStore, $0.baseIdentifier, $0.baseDigest) }
-        var conflict: FileVersion?
-        if let baseIdentifier, let onDisk = VersionStore.currentIdentifier(ofItemAt: url), onDisk != baseIdentifier {
-            if let store {
-                let digest = store.contentDigest(ofItemAt: url)
-                if digest == nil || digest != baseDigest {
-                    conflict = try store.keepConflictingVersion(ofItemAt: url, ancestorDigest: baseDigest)
-                }
-            } else {
-                throw DocumentKitError(
-                    .changedSinceRead, operation: .save, path: url.path, originalIsIntact: true,
-                    detail: "Another program changed it since this document read it. Give the document a version store to keep both, or open it again.")
-            }
+    /// After the item moved to `url`: if it is the same file, unmodified, its state there is the
+    /// base from now on (a rename is not a change of contents, so the next save is no conflict).
+    func followBase(to url: URL) {
+        state.withLock { state in
+            if let moved = state.base?.moved(to: url) { state.base = moved }
         }
-        let (saved, _, base) = try write(tree, over: url, options: options)
-        return (saved, conflict, base)
+    }
+
+    /// Writes `tree` over the item, inside the document's coordinated write, after the conflict
+    /// rule of the layer that keeps versions (``ItemState/keepingConflict(ofItemAt:since:in:)``):
+    /// if the item is no longer the state the document was based on, its contents are first kept
+    /// as an unresolved conflict version (or, without a store, the save fails with
+    /// `changedSinceRead`). With a store, the replaced version is kept too.
+    func write(_ tree: FileWrapper, to url: URL, options: SaveOptions) throws(DocumentKitError)
+        -> (FileWrapper, FileVersion?, ItemState?)
+    {
+        let (store, base) = state.withLock { ($0.versionStore, $0.base) }
+        let conflict = try ItemState.keepingConflict(ofItemAt: url, since: base, in: store)
+        let (saved, _, newBase) = try write(tree, over: url, options: options)
+        return (saved, conflict, newBase)
     }
 
     /// Writes `tree` at `url` without a conflict check: whatever is there is replaced, and kept in
     /// the version store if there is one (the last step of a save; all of a save as).
     func write(_ tree: FileWrapper, over url: URL, options: SaveOptions) throws(DocumentKitError)
-        -> (FileWrapper, FileVersion?, (String?, String?, String?))
+        -> (FileWrapper, FileVersion?, ItemState?)
     {
         let saved: FileWrapper
         if let store = versionStore {

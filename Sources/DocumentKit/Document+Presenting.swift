@@ -114,25 +114,14 @@ extension Document {
     func itemDidMove(to url: URL) {
         location.withLock { $0 = url }
         post(.moved(to: url))
-        io.async {
-            // A rename changes the item's change time, not its contents: if it is still the
-            // same file, unmodified (device, inode and modification time as the base's), its
-            // identity now is the base, so that the next save is no conflict.
-            func sameFile(_ identifier: String?) -> String? { identifier.map { $0.split(separator: "-").dropLast().joined(separator: "-") } }
-            let now = VersionStore.currentIdentifier(ofItemAt: url)
-            self.state.withLock { state in
-                guard let base = state.baseIdentifier, sameFile(base) == sameFile(now) else { return }
-                state.baseIdentifier = now
-                state.baseFingerprint = Self.fingerprint(ofItemAt: url)
-            }
-        }
+        // A rename changes the item's change time, not its contents: if it is still the same
+        // file, unmodified, its state there is the base, so that the next save is no conflict.
+        io.async { self.followBase(to: url) }
     }
 
     func itemWasDeleted() {
         io.async {
-            self.state.withLock { state in
-                (state.baseIdentifier, state.baseDigest, state.baseFingerprint) = (nil, nil, nil)
-            }
+            self.state.withLock { $0.base = nil }
             self.changeState { $0.insert(.fileDeleted) }
             self.post(.deleted)
         }
@@ -153,18 +142,18 @@ extension Document {
     /// unless the item on disk is the document's own last state. On the I/O queue.
     private func takeInChangeOnDisk() {
         let url = fileURL
-        let (isOpen, baseDigest, baseFingerprint) = state.withLock { state in
-            (state.content != nil && !state.documentState.contains(.closed), state.baseDigest, state.baseFingerprint)
+        let (isOpen, base) = state.withLock { state in
+            (state.content != nil && !state.documentState.contains(.closed), state.base)
         }
-        guard isOpen, let onDisk = Self.fingerprint(ofItemAt: url), onDisk != baseFingerprint else { return }
+        guard isOpen, let onDisk = ItemState.ofItem(at: url, includingMembers: true) else { return }
+        // The document's own last state: nothing happened to it (one stat per member, no digest).
+        if let base, base.identity.isUnchanged(comparedTo: onDisk.identity), base.members == onDisk.members { return }
         let store = versionStore
-        if let store, let digest = store.contentDigest(ofItemAt: url), digest == baseDigest {
-            // The same contents written again (or a package whose manifest is not there yet):
-            // the document's own state still; its identity is the base from now on.
-            state.withLock { state in
-                state.baseIdentifier = VersionStore.currentIdentifier(ofItemAt: url)
-                state.baseFingerprint = onDisk
-            }
+        let now = onDisk.withDigest(store?.contentDigest(ofItemAt: url))
+        if let base, base.isStill(now) {
+            // The same contents written again, or only metadata changed (a package whose
+            // manifest is not there yet): the document's own state still, its identity now the base.
+            state.withLock { $0.base = now }
             return
         }
         // A state that can't be read (a package delivered in part, corrupt contents) is not taken
@@ -181,46 +170,20 @@ extension Document {
             changeState { $0.insert(.inConflict) }
             return
         }
-        let kept: (FileVersion, (String?, String?, String?))
+        let kept: (FileVersion, ItemState?)
         do {
             kept = try coordinated(writing: false, at: url) { () throws(DocumentKitError) in
-                (try store.keepConflictingVersion(ofItemAt: url, ancestorDigest: baseDigest), self.baseOfItem(at: url))
+                (try store.keepConflictingVersion(ofItemAt: url, ancestorDigest: base?.digest), self.baseOfItem(at: url))
             }
         } catch {
             return  // the next save's conflict check keeps it then
         }
         // The disk state is recorded as a conflict: the next save may write over it.
-        state.withLock { state in (state.baseIdentifier, state.baseDigest, state.baseFingerprint) = kept.1 }
+        state.withLock { $0.base = kept.1 }
         changeState {
             $0.insert(.inConflict)
             $0.remove(.fileDeleted)
         }
         post(.conflictGained(kept.0))
-    }
-
-    /// The identities (device, inode, modification time, size) of the item and, for a folder or
-    /// package, of everything in it: a package changed in place keeps its folder's identity, not
-    /// its members'. Not the change time: the version store hard-links members and files, which
-    /// changes it without changing anything in them. Nil when there is no item. Folders deeper
-    /// than ``FileWrapper/maximumDepth`` are not entered (no document reads them either).
-    static func fingerprint(ofItemAt url: URL) -> String? {
-        var parts: [String] = []
-        // Depth first, in name order, without recursion: the order of the parts is the order a
-        // recursive walk would give.
-        var pending: [(path: String, relative: String, depth: Int)] = [(url.path, "", 0)]
-        while let (path, relative, depth) = pending.popLast() {
-            var info = stat()
-            guard lstat(path, &info) == 0 else {
-                if depth == 0 { return nil }
-                continue
-            }
-            parts.append("\(relative)|\(info.st_dev)|\(info.st_ino)|\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)|\(info.st_size)")
-            if (info.st_mode & S_IFMT) == S_IFDIR, depth <= FileWrapper.maximumDepth,
-                let names = try? FileManager.default.contentsOfDirectory(atPath: path)
-            {
-                for name in names.sorted().reversed() { pending.append((path + "/" + name, relative + "/" + name, depth + 1)) }
-            }
-        }
-        return parts.joined(separator: "\n")
     }
 }

@@ -41,7 +41,7 @@ extension Document {
         var content: Content
         var manifested: ManifestedPackage.Opened?
         var hasher: MemberHasher
-        var base: (String?, String?, String?)
+        var base: ItemState?
         /// Where the item was read: where it is now, if it moved while the read waited.
         var url: URL
     }
@@ -96,7 +96,7 @@ extension Document {
             state.formatStatus = reading.manifested?.status
             state.readOnlyMessage = readOnlyMessage
             state.hasher = reading.hasher
-            (state.baseIdentifier, state.baseDigest, state.baseFingerprint) = reading.base
+            state.base = reading.base
             state.earlierIDs.removeAll()
             state.undoneIDs.removeAll()
             return (before, state.documentState)
@@ -221,7 +221,7 @@ extension Document {
                         state.manifest = manifest
                         state.hasher = hasher
                         state.formatStatus?.keepsOriginalOnNextSave = false
-                        (state.baseIdentifier, state.baseDigest, state.baseFingerprint) = base
+                        state.base = base
                         state.lastConflictVersion = conflict
                     }
                     let followedMove = inPlace && place != url

@@ -84,14 +84,11 @@ open class Document<Content: Sendable>: @unchecked Sendable {
         var hasher = MemberHasher()
         /// Where saves keep the versions they replace, and conflicting ones.
         var versionStore: VersionStore?
-        /// The item's identifier on disk as last read or saved: the version a save is based on.
-        var baseIdentifier: String?
-        /// The digest of those contents (with a version store), to tell a real change from a
-        /// change of metadata only.
-        var baseDigest: String?
-        /// The identities of the item and, for a package, of everything in it, as last read or
-        /// saved: tells the document's own state from a change on disk (see `Document+Presenting`).
-        var baseFingerprint: String?
+        /// The item's state on disk as last read or saved: the version a save is based on, and
+        /// what tells the document's own state from a change on disk (see ``ItemState``: its
+        /// digest, with a version store, tells a real change from a change of metadata only; its
+        /// members, for a presenting document, catch a member written in place).
+        var base: ItemState?
         var lastConflictVersion: FileVersion?
     }
 
