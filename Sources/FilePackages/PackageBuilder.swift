@@ -18,6 +18,9 @@ struct PackageBuilder {
     /// The owner and group new members get, when the package belongs to someone other than this
     /// process (a save by root keeps a user's package theirs); nil to keep the process's own.
     var owner: (user: UInt32, group: UInt32)?
+    /// The package being replaced (an open folder), if any: a member written anew without a
+    /// mode of its own keeps the mode its predecessor at the same path had (0600, 0444...).
+    var replacedTree: CInt?
     /// Open source directories for hard links, keyed by root and relative path.
     private var sourceDirectories: [SourceKey: Descriptor] = [:]
     /// The source directory used last (owned by `sourceDirectories`).
@@ -54,14 +57,17 @@ struct PackageBuilder {
             switch child.storage {
             case .directory(let grandchildren):
                 result[name] = try buildDirectory(
-                    name, grandchildren, permissions: child.permissions, in: directory, at: memberComponents)
+                    name, grandchildren, permissions: child.permissions ?? replacedPermissions(at: memberComponents, kind: .directory),
+                    in: directory, at: memberComponents)
             case .symbolicLink(let destination):
                 do { try fileSystem.makeSymbolicLink(name, in: directory, pointingTo: destination) } catch {
                     throw fail(error, "creating the symbolic link “\(memberPath)”")
                 }
                 result[name] = child
             case .data(let data):
-                result[name] = try write(data, as: name, permissions: child.permissions, in: directory, at: memberComponents)
+                result[name] = try write(
+                    data, as: name, permissions: child.permissions ?? replacedPermissions(at: memberComponents, kind: .regular),
+                    in: directory, at: memberComponents)
             case .lazy(let lazy):
                 if let linked = try link(lazy, as: name, permissions: child.permissions, in: directory, at: memberComponents) {
                     result[name] = linked
@@ -133,6 +139,14 @@ struct PackageBuilder {
             }
         }
         return FileWrapper(storage: .directory(built), permissions: permissions, modificationDate: nil)
+    }
+
+    /// The mode of the member at `components` in the package being replaced, if it is of `kind`.
+    private func replacedPermissions(at components: [String], kind: FileStatus.Kind) -> UInt32? {
+        guard let replacedTree, let status = try? fileSystem.status(of: components.joined(separator: "/"), in: replacedTree),
+            status.kind == kind
+        else { return nil }
+        return status.permissions
     }
 
     /// Gives a new member the package's owner, where the process may (`EPERM` is not an error).

@@ -57,6 +57,7 @@ struct PackageSave {
 
         // 2. Members: linked when unchanged, written otherwise; each folder flushed once.
         var builder = PackageBuilder(fileSystem: fileSystem, durable: durable, documentPath: path, newRoot: newRoot)
+        builder.replacedTree = currentTree?.rawValue
         if let current, current.kind == .directory, current.userID != geteuid() || current.groupID != getegid() {
             builder.owner = (current.userID, current.groupID)
         }
