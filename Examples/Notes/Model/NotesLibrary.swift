@@ -72,12 +72,15 @@ struct NotesLibrary {
         return document
     }
 
-    /// The packages in the library, sorted by name.
+    /// The packages in the library, sorted by name, after completing interrupted saves.
     func packageURLs() throws -> [URL] {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw NotesError(.noSuchNote, "no library at \(url.path) (run `notes init` to create it)")
         }
+        // A note whose save was cut off between the two renames of the fallback swap exists only
+        // under hidden names until recovery completes it: run it before every listing.
+        do { try FileItem.completeInterruptedSaves(inFolderAt: url) } catch { warn("\(error)") }
         let names: [String]
         do { names = try FileManager.default.contentsOfDirectory(atPath: url.path) } catch {
             throw NotesError(.ioError, "can't list the library \(url.path): \(error.localizedDescription)")
