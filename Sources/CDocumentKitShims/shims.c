@@ -46,6 +46,8 @@ int dk_syncfs(int fd) { return syncfs(fd); }
 
 int dk_flock_exclusive_nonblocking(int fd) { return flock(fd, LOCK_EX | LOCK_NB); }
 
+int dk_flock_shared(int fd) { return flock(fd, LOCK_SH); }
+
 int dk_flock_unlock(int fd) { return flock(fd, LOCK_UN); }
 
 int dk_errno(void) { return errno; }

@@ -175,6 +175,11 @@ public struct FileSystem: Sendable {
         try performVoid(.lock, name) { dk_flock_exclusive_nonblocking(fd) }
     }
 
+    /// `flock(LOCK_SH)`, waiting for an exclusive holder to let go.
+    package func lockShared(_ fd: CInt, name: String) throws(Errno) {
+        try performVoid(.lock, name) { dk_flock_shared(fd) }
+    }
+
     // MARK: Names in directories
 
     /// `mkdirat(2)`.

@@ -16,6 +16,14 @@ package final class TreeRoot: Sendable {
     /// another program may rewrite it in place.
     package let isPackage: Bool
 
+    /// The folder name of a version store (`VersionStore.folderName`).
+    package static let versionStoreFolderName = ".documentkit-versions"
+
+    /// Whether `path` is inside a version store.
+    package static func isInsideVersionStore(_ path: String) -> Bool {
+        path.split(separator: "/").contains { $0 == versionStoreFolderName }
+    }
+
     package init(directory: Descriptor, path: String, isPackage: Bool) {
         self.directory = directory
         self.path = path

@@ -52,7 +52,9 @@ extension FileWrapper {
         let modified = Date(nanosecondsSince1970: status.modificationTime)
         switch status.kind {
         case .directory:
-            let root = TreeRoot(directory: descriptor, path: path, isPackage: true)
+            // A version store's files are never hard-linked into a saved package (kept versions
+            // must not share an inode with a live document): read from there, they are copied.
+            let root = TreeRoot(directory: descriptor, path: path, isPackage: !TreeRoot.isInsideVersionStore(path))
             var reader = TreeReader(root: root, options: options, fileSystem: fileSystem)
             let children = try reader.readDirectory(fd, at: [])
             self.init(storage: .directory(children), permissions: status.permissions, modificationDate: modified)

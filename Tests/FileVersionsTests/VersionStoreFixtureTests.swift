@@ -2,7 +2,7 @@ import DocumentKit
 import Foundation
 import Testing
 
-/// The frozen fixtures of `Formats/version-store/v1`, read with today's code (see their README).
+/// The frozen fixtures of `Formats/version-store/v1` and `v2`, read with today's code (see their READMEs).
 @Suite struct VersionStoreFixtureTests {
     static let fixtures = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -14,8 +14,9 @@ import Testing
         return try String(contentsOf: url, encoding: .utf8)
     }
 
-    @Test func aVersion1StoreListsEveryVersionAsWritten() throws {
-        let library = Self.fixtures.appendingPathComponent("library")
+    @Test(arguments: ["v1", "v2"]) func aStoreListsEveryVersionAsWritten(format: String) throws {
+        let library = Self.fixtures.deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("\(format)/fixtures/library")
         let store = VersionStore.forItem(at: library.appendingPathComponent("trip.note"))
         #expect(store.libraryURL.path == library.path)
         let listing = try store.versions(ofItemAt: library.appendingPathComponent("trip.note"))

@@ -18,6 +18,9 @@ int dk_syncfs(int fd);
 /// flock(2) with LOCK_EX | LOCK_NB; returns 0 when the lock was taken.
 int dk_flock_exclusive_nonblocking(int fd);
 
+/// flock(2) with LOCK_SH, waiting; returns 0 when the lock was taken.
+int dk_flock_shared(int fd);
+
 /// flock(2) with LOCK_UN.
 int dk_flock_unlock(int fd);
 

@@ -76,56 +76,134 @@ extension VersionStore {
     func makeVersion(_ draft: VersionDraft) throws(DocumentKitError) -> FileVersion {
         try prepareStore()
         let key = draft.key ?? documentKey(forItemAt: draft.itemURL)
-        let documentFolder = try prepareFolder(for: key)
+        let (documentFolder, hold) = try prepareFolder(for: key)
+        defer { withExtendedLifetime(hold) {} }
         let (record, existing) = try newRecord(for: draft, key: key, in: documentFolder)
         if let existing {
-            if draft.moving { try? FileManager.default.removeItem(at: draft.source) }
+            if draft.moving { _ = try? removeItem(draft.source.path, in: AT_FDCWD, using: fileSystem) }
             return existing
         }
-        let id = record.id
+        let built = try buildEntry(record, in: documentFolder, key: key, itemURL: draft.itemURL) {
+            (entry: URL, contents: URL) throws(DocumentKitError) -> [SourceIdentity: String]? in
+            if draft.moving {
+                do throws(Errno) { try fileSystem.rename(draft.source.path, in: AT_FDCWD, to: contents.path, in: AT_FDCWD) } catch {
+                    throw DocumentKitError(error, operation: .save, path: draft.source.path, step: "moving the contents into the version store")
+                }
+                return nil
+            }
+            if let tree = draft.tree {
+                try Self.detached(tree).write(to: contents, options: SaveOptions(durability: durability, fileSystem: fileSystem))
+                return nil
+            }
+            return try copyPrivately(draft.source, into: entry, key: key)
+        }
+        if !draft.isConflict { prune(key: key, itemURL: draft.itemURL) }
+        return built.0
+    }
+
+    /// Makes the entry of `record`: a hidden folder in which `fill` puts the contents (`item`),
+    /// then the record, then the rename to the version's id. A version is complete in the store
+    /// when this returns; the entry and the version's contents URL are returned.
+    func buildEntry(
+        _ record: VersionRecord, in documentFolder: URL, key: DocumentKey, itemURL: URL,
+        fill: (_ entry: URL, _ contents: URL) throws(DocumentKitError) -> [SourceIdentity: String]?
+    ) throws(DocumentKitError) -> (FileVersion, URL) {
         let isPackage = record.kind == "package"
         let temporary = try createEntry(in: documentFolder)
         var placed = false
-        defer { if !placed { try? FileManager.default.removeItem(at: temporary) } }
-        let contents = temporary.appendingPathComponent("item", isDirectory: isPackage)
-        if draft.moving {
-            guard rename(draft.source.path, contents.path) == 0 else {
-                throw DocumentKitError(Errno(rawValue: errno), operation: .save, path: draft.source.path, step: "moving the contents into the version store")
-            }
-        } else {
-            let tree: FileWrapper
-            if let given = draft.tree { tree = given } else { tree = try FileWrapper(contentsOf: draft.source) }
-            try tree.write(to: contents, options: SaveOptions(durability: durability))
-        }
+        defer { if !placed { _ = try? removeItem(temporary.path, in: AT_FDCWD, using: fileSystem) } }
+        let made = try fill(temporary, temporary.appendingPathComponent("item", isDirectory: isPackage))
         try writeRecord(record, in: temporary)
-        let final = documentFolder.appendingPathComponent(id, isDirectory: true)
-        guard rename(temporary.path, final.path) == 0 else {
-            let error = Errno(rawValue: errno)
-            if let existing = existingVersion(id, in: documentFolder, itemURL: draft.itemURL) { return existing }
+        let final = documentFolder.appendingPathComponent(record.id, isDirectory: true)
+        do { try fileSystem.rename(temporary.path, in: AT_FDCWD, to: final.path, in: AT_FDCWD) } catch {
+            if let existing = existingVersion(record.id, in: documentFolder, itemURL: itemURL) { return (existing, final) }
             throw DocumentKitError(error, operation: .save, path: final.path, step: "putting the new version in place")
         }
         placed = true
         synchronize(documentFolder)
-        let version = Self.version(from: record, itemURL: draft.itemURL, contents: final.appendingPathComponent("item", isDirectory: isPackage))
-        if !draft.isConflict { prune(key: key, itemURL: draft.itemURL) }
-        return version
-    }
-
-    /// The folder of `key`'s versions, created if missing, with abandoned entries cleared.
-    func prepareFolder(for key: DocumentKey) throws(DocumentKitError) -> URL {
-        let documentFolder = folder(for: key)
-        do { try FileManager.default.createDirectory(at: documentFolder, withIntermediateDirectories: true) } catch {
-            throw DocumentKitError(.ioError, operation: .save, path: documentFolder.path, detail: "Can't create the document's folder in the version store: \(error.localizedDescription)")
+        if let made {
+            let prefix = final.path + "/"
+            sharing.replace(key.folderName, with: made.mapValues { (relative: String) -> String in prefix + relative })
         }
-        removeAbandonedEntries(in: documentFolder)
-        return documentFolder
+        return (Self.version(from: record, itemURL: itemURL, contents: final.appendingPathComponent("item", isDirectory: isPackage)), final)
     }
 
-    /// A new hidden entry (`.new-RANDOM`) in `documentFolder`, for a version being built.
+    /// Copies the item at `source` into `entry` as `item`, sharing nothing with it (see ``PrivateCopy``).
+    func copyPrivately(_ source: URL, into entry: URL, key: DocumentKey) throws(DocumentKitError) -> [SourceIdentity: String] {
+        let parent = try openFolder(source.deletingLastPathComponent(), "opening the folder of the item to keep")
+        let entryFolder = try openFolder(entry, "opening the new version")
+        var newest: Descriptor?
+        if let entry = newestEntry(in: folder(for: key)) { newest = try? openFolder(entry, "opening the newest version") }
+        var copier = PrivateCopy(fileSystem: fileSystem, durable: durability == .durable, itemPath: source.path, known: sharing.lookup(key.folderName))
+        try copier.copy(
+            source.lastPathComponent, in: parent.rawValue, sourcePath: source.path, as: "item", in: entryFolder.rawValue,
+            destinationPath: "item", previous: newest.map { (descriptor: Descriptor) -> (directory: CInt, name: String) in (descriptor.rawValue, "item") })
+        if durability == .durable {
+            do { try fileSystem.synchronizeDirectory(entryFolder.rawValue, name: entry.path) } catch {
+                throw DocumentKitError(error, operation: .save, path: source.path, step: "flushing the new version (fsync)", originalIsIntact: true)
+            }
+        }
+        return withExtendedLifetime(newest) { copier.made }
+    }
+
+    /// The version entry of a document folder put in place last (the latest `ctime`: the rename
+    /// into place sets it), if any.
+    func newestEntry(in documentFolder: URL) -> URL? {
+        guard let folder = try? openFolder(documentFolder, "listing versions"),
+            let names = try? fileSystem.contentsOfDirectory(folder.rawValue, name: documentFolder.path)
+        else { return nil }
+        var newest: (name: String, time: Int64)?
+        for name in names where VersionIdentifier.isValid(name) {
+            guard let status = try? fileSystem.status(of: name, in: folder.rawValue) else { continue }
+            if newest == nil || status.changeTime > newest!.time { newest = (name, status.changeTime) }
+        }
+        return newest.map { documentFolder.appendingPathComponent($0.name, isDirectory: true) }
+    }
+
+    /// `tree` with every regular file's bytes in memory: written into the store, it is copied,
+    /// never hard-linked from where it was read.
+    static func detached(_ tree: FileWrapper) throws(DocumentKitError) -> FileWrapper {
+        switch tree.kind {
+        case .directory:
+            var children: [String: FileWrapper] = [:]
+            for (name, child) in tree.fileWrappers ?? [:] { children[name] = try detached(child) }
+            return FileWrapper(directoryWithFileWrappers: children, permissions: tree.permissions)
+        case .regularFile:
+            return FileWrapper(regularFileWithContents: try tree.regularFileContents, permissions: tree.permissions)
+        case .symbolicLink:
+            return tree
+        }
+    }
+
+    /// The folder of `key`'s versions, created if missing, and a shared hold on its lock file
+    /// (`locks/KEY`):
+    /// while anyone holds it, no process removes a hidden entry there. Whoever gets the lock
+    /// exclusively first completes or removes the entries that killed processes left.
+    func prepareFolder(for key: DocumentKey) throws(DocumentKitError) -> (URL, Descriptor) {
+        let documentFolder = folder(for: key)
+        try makeFolder(documentFolder, "Can't create the document's folder in the version store")
+        let locks = url.appendingPathComponent("locks", isDirectory: true)
+        try makeFolder(locks, "Can't create the version store's locks")
+        let lockPath = locks.path + "/" + key.folderName
+        let hold: Descriptor
+        do throws(Errno) {
+            hold = Descriptor(owning: try fileSystem.open(lockPath, in: AT_FDCWD, flags: O_RDWR | O_CREAT | O_NOFOLLOW, mode: 0o644))
+            if (try? fileSystem.lockExclusivelyWithoutWaiting(hold.rawValue, name: lockPath)) != nil {
+                removeAbandonedEntries(in: documentFolder)
+            }
+            try fileSystem.lockShared(hold.rawValue, name: lockPath)
+        } catch {
+            throw DocumentKitError(error, operation: .save, path: lockPath, step: "locking the document's folder in the version store")
+        }
+        return (documentFolder, hold)
+    }
+
+    /// A new hidden entry (`.new-RANDOM`) in `documentFolder`, for a version being built
+    /// (under the folder's shared hold, see ``prepareFolder(for:)``).
     func createEntry(in documentFolder: URL) throws(DocumentKitError) -> URL {
         let temporary = temporaryEntryURL(in: documentFolder, purpose: "new")
-        do { try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: false) } catch {
-            throw DocumentKitError(.ioError, operation: .save, path: temporary.path, detail: "Can't create a version: \(error.localizedDescription)")
+        do { try fileSystem.makeDirectory(temporary.path, in: AT_FDCWD, mode: 0o777) } catch {
+            throw DocumentKitError(error, operation: .save, path: temporary.path, step: "creating a version", originalIsIntact: true)
         }
         return temporary
     }
@@ -135,11 +213,10 @@ extension VersionStore {
     func newRecord(for draft: VersionDraft, key: DocumentKey, in documentFolder: URL) throws(DocumentKitError)
         -> (record: VersionRecord, existing: FileVersion?)
     {
-        var info = stat()
-        guard lstat(draft.source.path, &info) == 0 else {
-            throw DocumentKitError(Errno(rawValue: errno), operation: .read, path: draft.source.path, step: "reading the item to keep as a version")
+        let status: FileStatus
+        do { status = try fileSystem.status(of: draft.source.path, in: AT_FDCWD) } catch {
+            throw DocumentKitError(error, operation: .read, path: draft.source.path, step: "reading the item to keep as a version", originalIsIntact: true)
         }
-        let status = FileStatus(info)
         let isPackage = draft.tree?.isDirectory ?? (status.kind == .directory)
         let modified = draft.modified ?? Date(timeIntervalSince1970: Double(status.modificationTime) / 1e9)
         var id = VersionIdentifier.make(date: modified, digest: draft.digest ?? contentDigest(of: draft.source, isPackage: isPackage))
@@ -151,25 +228,28 @@ extension VersionStore {
                 resolved: false, discardable: false, ancestor: draft.ancestor, adoptedFrom: draft.adoptedFrom, resolution: nil)
         }
         if let existing = existingVersion(id, in: documentFolder, itemURL: draft.itemURL) { return (record(id), existing) }
-        if FileManager.default.fileExists(atPath: documentFolder.appendingPathComponent(id).path) {
+        if exists(documentFolder.appendingPathComponent(id)) {
             id = VersionIdentifier.make(date: modified, digest: nil)  // a damaged entry holds the name
         }
         return (record(id), nil)
     }
+
+    /// Whether something is at `url` (`lstat` through the seam).
+    func exists(_ url: URL) -> Bool { (try? fileSystem.status(of: url.path, in: AT_FDCWD)) != nil }
 
     /// The version `id` if it is in `folder`, whole.
     func existingVersion(_ id: String, in folder: URL, itemURL: URL) -> FileVersion? {
         let entry = folder.appendingPathComponent(id, isDirectory: true)
         guard let record = try? readRecord(in: entry), record.id == id else { return nil }
         let contents = entry.appendingPathComponent("item", isDirectory: record.kind == "package")
-        guard FileManager.default.fileExists(atPath: contents.path) else { return nil }
+        guard exists(contents) else { return nil }
         return Self.version(from: record, itemURL: itemURL, contents: contents)
     }
 
     /// Writes `record.json` in `entry` atomically (replacing one that is there).
     func writeRecord(_ record: VersionRecord, in entry: URL) throws(DocumentKitError) {
         try FileWrapper(regularFileWithContents: record.encoded())
-            .write(to: entry.appendingPathComponent(VersionRecord.fileName), options: SaveOptions(durability: durability))
+            .write(to: entry.appendingPathComponent(VersionRecord.fileName), options: SaveOptions(durability: durability, fileSystem: fileSystem))
     }
 
     /// A digest of the contents that names them across machines: the manifest's bytes for a
@@ -187,29 +267,28 @@ extension VersionStore {
     }
 
     /// Completes the entries being built that are whole (`.new-…` with both its record and its
-    /// contents: a save that kept the version it replaced and died before renaming it), and
-    /// removes entries being built or removed (`.new-…`, `.removing-…`) that are more than an
-    /// hour old: left by a process that died.
+    /// contents: the record is written last) and removes every other hidden entry (`.new-…`,
+    /// `.removing-…`): called only under the folder's exclusive lock (see
+    /// ``prepareFolder(for:)``), when no process is building or removing one.
     func removeAbandonedEntries(in folder: URL) {
         completeInterruptedEntries(in: folder)
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return }
-        let cutoff = Date().addingTimeInterval(-3600)
+        guard let fd = try? openFolder(folder, "listing versions"),
+            let names = try? fileSystem.contentsOfDirectory(fd.rawValue, name: folder.path)
+        else { return }
         for name in names where name.hasPrefix(".new-") || name.hasPrefix(".removing-") {
-            let entry = folder.appendingPathComponent(name)
-            let attributes = try? FileManager.default.attributesOfItem(atPath: entry.path)
-            if let modified = attributes?[.modificationDate] as? Date, modified < cutoff {
-                try? FileManager.default.removeItem(at: entry)
-            }
+            _ = try? removeItem(name, in: fd.rawValue, using: fileSystem)
         }
     }
 
     /// Renames every whole `.new-…` entry in `folder` to its id (see ``removeAbandonedEntries(in:)``).
     func completeInterruptedEntries(in folder: URL) {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return }
+        guard let fd = try? openFolder(folder, "listing versions"),
+            let names = try? fileSystem.contentsOfDirectory(fd.rawValue, name: folder.path)
+        else { return }
         for name in names where name.hasPrefix(".new-") {
             let entry = folder.appendingPathComponent(name)
             guard let record = try? readRecord(in: entry),
-                FileManager.default.fileExists(atPath: entry.appendingPathComponent("item").path)
+                (try? fileSystem.status(of: name + "/item", in: fd.rawValue)) != nil
             else { continue }
             _ = completeEntry(entry, id: record.id, in: folder)
         }
@@ -217,10 +296,7 @@ extension VersionStore {
 
     /// Flushes a folder's entries (durable stores only).
     func synchronize(_ folder: URL) {
-        guard durability == .durable else { return }
-        let fd = open(folder.path, O_RDONLY | O_DIRECTORY)
-        guard fd >= 0 else { return }
-        _ = fsync(fd)
-        close(fd)
+        guard durability == .durable, let fd = try? openFolder(folder, "flushing") else { return }
+        try? fileSystem.synchronizeDirectory(fd.rawValue, name: folder.path)
     }
 }

@@ -19,8 +19,9 @@ extension VersionStore {
     ) throws(DocumentKitError) -> URL {
         guard !version.isCurrent else { return itemURL }
         return try coordinated(writing: itemURL) { () throws(DocumentKitError) in
-            let tree = try FileWrapper(contentsOf: version.url)
-            try save(tree, to: itemURL, options: SaveOptions(durability: durability), keepingReplacedAs: origin)
+            // Read into memory: the store's files are copied into the item, never linked.
+            let tree = try Self.detached(FileWrapper(contentsOf: version.url, fileSystem: fileSystem))
+            try save(tree, to: itemURL, options: SaveOptions(durability: durability, fileSystem: fileSystem), keepingReplacedAs: origin)
             return itemURL
         }
     }
@@ -29,9 +30,10 @@ extension VersionStore {
     /// replaces as a version with origin `origin` (nil keeps nothing), without coordinating:
     /// call it inside a coordinated write of the item.
     ///
-    /// The replaced package is moved into the store whole (no copy); a replaced file is kept by
-    /// a hard link. If the store can't take it, the save still happens and the replaced item is
-    /// removed as it would be without a store (a warning says so).
+    /// The version is complete in the store before the item is replaced: its files are private
+    /// copies of the item's (or links to another version's files with the same bytes), so no
+    /// later write to the item changes it. If the store can't take it, nothing is saved and the
+    /// error says why (the item is intact).
     ///
     /// - Returns: The tree as saved, and the version kept (nil when nothing was replaced).
     @discardableResult
@@ -39,59 +41,86 @@ extension VersionStore {
         _ tree: FileWrapper, to itemURL: URL, options: SaveOptions = SaveOptions(),
         keepingReplacedAs origin: FileVersion.Origin?, isConflict: Bool = false, ancestorIdentifier: String? = nil
     ) throws(DocumentKitError) -> (saved: FileWrapper, kept: FileVersion?) {
-        guard let origin, FileManager.default.fileExists(atPath: itemURL.path) else {
+        let itemExists: Bool
+        do {
+            _ = try fileSystem.status(of: itemURL.path, in: AT_FDCWD)
+            itemExists = true
+        } catch {
+            guard error == .noSuchFileOrDirectory else {
+                throw DocumentKitError(error, operation: .save, path: itemURL.path, step: "reading the item to keep as a version", originalIsIntact: true)
+            }
+            itemExists = false
+        }
+        guard let origin, itemExists else {
             return (try tree.write(to: itemURL, options: options), nil)
         }
         let key = documentKey(forItemAt: itemURL)
-        var options = options
-        // The record is written before the save, so that the replaced item, once moved into the
-        // entry, is a complete version even if this process dies before renaming the entry.
-        let temporary: URL
-        let record: VersionRecord
-        let documentFolder: URL
+        var kept: FileVersion?
+        var added: URL?
+        let hold: Descriptor
         do throws(DocumentKitError) {
             try prepareStore()
-            documentFolder = try prepareFolder(for: key)
+            let prepared = try prepareFolder(for: key)
+            let documentFolder = prepared.0
+            hold = prepared.1
             var draft = VersionDraft(itemURL: itemURL, source: itemURL, origin: origin, isConflict: isConflict, ancestor: ancestorIdentifier)
             if isConflict { (draft.host, draft.user) = (.some(nil), .some(nil)) }  // another process wrote it
-            let existing: FileVersion?
-            (record, existing) = try newRecord(for: draft, key: key, in: documentFolder)
-            if let existing { return (try tree.write(to: itemURL, options: options), existing) }  // kept already
-            temporary = try createEntry(in: documentFolder)
-            try writeRecord(record, in: temporary)
+            let (record, existing) = try newRecord(for: draft, key: key, in: documentFolder)
+            kept = existing
+            if existing == nil {
+                let built = try buildEntry(record, in: documentFolder, key: key, itemURL: itemURL) {
+                    (entry: URL, _: URL) throws(DocumentKitError) -> [SourceIdentity: String]? in
+                    try copyPrivately(itemURL, into: entry, key: key)
+                }
+                kept = built.0
+                added = built.1
+            }
         } catch {
-            Self.logger.warning("Saving \(itemURL.path) without keeping the previous version: \(error.description)")
-            return (try tree.write(to: itemURL, options: options), nil)
-        }
-        let contents = temporary.appendingPathComponent("item", isDirectory: record.kind == "package")
-        options.replacedItemDestination = contents
-        let saved: FileWrapper
-        do { saved = try tree.write(to: itemURL, options: options) } catch {
-            try? FileManager.default.removeItem(at: temporary)
+            var error = error
+            error.operation = .save
+            error.originalIsIntact = true
+            if error.path != itemURL.path, error.detail?.contains(itemURL.path) != true {
+                let reason = error.detail.map { " " + $0 } ?? ""
+                error.detail = "The version it replaces could not be kept in the version store, so it was not saved (\(error.path)).\(reason)"
+                error.path = itemURL.path
+            }
             throw error
         }
-        guard FileManager.default.fileExists(atPath: contents.path) else {
-            try? FileManager.default.removeItem(at: temporary)
-            return (saved, nil)
+        let saved: FileWrapper
+        do { saved = try tree.write(to: itemURL, options: options) } catch {
+            // Not saved: the version just kept is the item as it still is.
+            if error.originalIsIntact == true, let added { try? removeEntry(added) }
+            throw error
         }
-        guard completeEntry(temporary, id: record.id, in: documentFolder) else {
-            Self.logger.warning("Saved \(itemURL.path); the previous version is in \(temporary.path), to be completed later")
-            return (saved, nil)
-        }
-        synchronize(documentFolder)
-        let final = documentFolder.appendingPathComponent(record.id, isDirectory: true)
-        let version = Self.version(from: record, itemURL: itemURL, contents: final.appendingPathComponent("item", isDirectory: record.kind == "package"))
+        withExtendedLifetime(hold) {}
+        if added != nil { sharing.refresh(key.folderName, current: fileStatuses(under: itemURL)) }
         if !isConflict { prune(key: key, itemURL: itemURL) }
-        return (saved, version)
+        return (saved, kept)
+    }
+
+    /// The status of every regular file at or under `url` (best effort).
+    func fileStatuses(under url: URL) -> [FileStatus] {
+        var result: [FileStatus] = []
+        func walk(_ name: String, in directory: CInt) {
+            guard let status = try? fileSystem.status(of: name, in: directory) else { return }
+            if status.kind == .regular { result.append(status) }
+            guard status.kind == .directory,
+                let fd = try? fileSystem.open(name, in: directory, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+            else { return }
+            defer { Glibc.close(fd) }
+            for child in (try? fileSystem.contentsOfDirectory(fd, name: name)) ?? [] { walk(child, in: fd) }
+        }
+        walk(url.path, in: AT_FDCWD)
+        return result
     }
 
     /// Renames a complete hidden entry (record and contents) to `id`; if `id` is there already,
     /// removes the hidden one. False when neither could be done.
     func completeEntry(_ temporary: URL, id: String, in folder: URL) -> Bool {
         let final = folder.appendingPathComponent(id, isDirectory: true)
-        if rename(temporary.path, final.path) == 0 { return true }
+        if (try? fileSystem.rename(temporary.path, in: AT_FDCWD, to: final.path, in: AT_FDCWD)) != nil { return true }
         if existingVersion(id, in: folder, itemURL: final) != nil {
-            try? FileManager.default.removeItem(at: temporary)
+            _ = try? removeItem(temporary.path, in: AT_FDCWD, using: fileSystem)
             return true
         }
         return false
@@ -141,13 +170,12 @@ extension VersionStore {
     /// Renames an entry aside (so it vanishes at once), then removes it.
     func removeEntry(_ entry: URL) throws(DocumentKitError) {
         let aside = temporaryEntryURL(in: entry.deletingLastPathComponent(), purpose: "removing")
-        guard rename(entry.path, aside.path) == 0 else {
-            let error = Errno(rawValue: errno)
+        do { try fileSystem.rename(entry.path, in: AT_FDCWD, to: aside.path, in: AT_FDCWD) } catch {
             if error == .noSuchFileOrDirectory { return }
             throw DocumentKitError(error, operation: .remove, path: entry.path, step: "removing the version")
         }
         synchronize(entry.deletingLastPathComponent())
-        try? FileManager.default.removeItem(at: aside)
+        _ = try? removeItem(aside.path, in: AT_FDCWD, using: fileSystem)
     }
 
     /// Applies ``pruning`` to the versions of `key`: never to unresolved conflicts.

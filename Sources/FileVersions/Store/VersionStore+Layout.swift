@@ -1,16 +1,20 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import DocumentKitSystem
 import FilePackages
 import FormatVersioning
 import Foundation
+import SystemPackage
 
-/// The store's folders and files (`Formats/version-store/v1/SPEC.md`):
+/// The store's folders and files (`Formats/version-store/v2/SPEC.md`):
 ///
 ///     .documentkit-versions/store.json
 ///     .documentkit-versions/documents/KEY/ID/record.json
 ///     .documentkit-versions/documents/KEY/ID/item
 extension VersionStore {
     /// The store format this code writes, and the newest it reads.
-    static let formatVersion = 1
+    static let formatVersion = 2
     static let formatIdentifier = "org.documentkit.version-store"
 
     /// Which document an item is, in the store.
@@ -53,24 +57,101 @@ extension VersionStore {
         return manifest.documentIdentifier.isEmpty ? nil : manifest.documentIdentifier
     }
 
-    /// Creates the store's folders and `store.json` if missing; refuses a store written in a newer format.
+    /// Creates the store's folders and `store.json` if missing, and migrates a version 1 store;
+    /// refuses a store written in a newer format.
     func prepareStore() throws(DocumentKitError) {
-        try checkStoreFormat()
-        let manager = FileManager.default
-        do { try manager.createDirectory(at: documentsURL, withIntermediateDirectories: true) } catch {
-            throw DocumentKitError(.ioError, operation: .create, path: documentsURL.path, detail: "Can't create the version store: \(error.localizedDescription)")
+        var version = try checkStoreFormat()
+        try makeFolder(url, "Can't create the version store")
+        try makeFolder(documentsURL, "Can't create the version store")
+        if version == nil {
+            try createStoreDescription()
+            version = try checkStoreFormat()
         }
-        let storeFile = url.appendingPathComponent("store.json")
-        if !manager.fileExists(atPath: storeFile.path) {
-            let text = "{\n  \"format\" : \"\(Self.formatIdentifier)\",\n  \"version\" : \(Self.formatVersion)\n}\n"
-            _ = try FileWrapper(regularFileWithContents: Data(text.utf8)).write(to: storeFile, options: SaveOptions(durability: durability))
+        if version == 1 { try migrateFromVersion1() }
+    }
+
+    /// `mkdir`, where a folder that is there already is fine.
+    func makeFolder(_ folder: URL, _ detail: String) throws(DocumentKitError) {
+        do { try fileSystem.makeDirectory(folder.path, in: AT_FDCWD, mode: 0o777) } catch {
+            guard error == .fileExists else {
+                throw DocumentKitError(
+                    DocumentKitError.Code(errno: error), operation: .save, path: folder.path, step: "creating a folder of the version store",
+                    errno: error, detail: detail)
+            }
         }
     }
 
-    /// Throws when `store.json` names a newer store format (this code must not change such a store).
-    func checkStoreFormat() throws(DocumentKitError) {
+    /// Opens a folder of the store by path.
+    func openFolder(_ folder: URL, _ step: String) throws(DocumentKitError) -> Descriptor {
+        do { return Descriptor(owning: try fileSystem.open(folder.path, in: AT_FDCWD, flags: O_RDONLY | O_DIRECTORY)) } catch {
+            throw DocumentKitError(error, operation: .save, path: folder.path, step: step)
+        }
+    }
+
+    /// The description `store.json` of this code's format.
+    static var storeDescription: Data {
+        Data("{\n  \"format\" : \"\(formatIdentifier)\",\n  \"version\" : \(formatVersion)\n}\n".utf8)
+    }
+
+    /// Writes `data` to a new hidden file in `folder` (flushed for a durable store); returns its name.
+    func writeTemporaryFile(_ data: Data, named name: String, in folder: Descriptor, path: String) throws(DocumentKitError) -> String {
+        let temporary = TemporaryName.make(for: name, purpose: "new")
+        do throws(Errno) {
+            let fd = try fileSystem.open(temporary, in: folder.rawValue, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o644)
+            do throws(Errno) {
+                try fileSystem.write(fd, data, name: temporary)
+                if durability == .durable { try fileSystem.synchronize(fd, name: temporary) }
+            } catch {
+                Glibc.close(fd)
+                throw error
+            }
+            try fileSystem.close(fd, name: temporary)
+        } catch {
+            _ = try? fileSystem.unlink(temporary, in: folder.rawValue)
+            throw DocumentKitError(error, operation: .save, path: path + "/" + name, step: "writing “\(name)”")
+        }
+        return temporary
+    }
+
+    /// Creates `store.json` atomically without ever replacing one: written under a hidden name,
+    /// then linked to its name (another process that created it first wins).
+    func createStoreDescription() throws(DocumentKitError) {
+        let folder = try openFolder(url, "opening the version store")
+        let temporary = try writeTemporaryFile(Self.storeDescription, named: "store.json", in: folder, path: url.path)
+        defer { _ = try? fileSystem.unlink(temporary, in: folder.rawValue) }
+        do { try fileSystem.link(temporary, in: folder.rawValue, as: "store.json", in: folder.rawValue) } catch {
+            guard error == .fileExists else {
+                throw DocumentKitError(error, operation: .save, path: url.path + "/store.json", step: "creating the version store's description")
+            }
+        }
+        if durability == .durable { try? fileSystem.synchronizeDirectory(folder.rawValue, name: url.path) }
+    }
+
+    /// Reads a small file of the store through the seam; nil when it is not there.
+    func readStoreFile(_ file: URL) throws(Errno) -> Data? {
+        let fd: CInt
+        do { fd = try fileSystem.open(file.path, in: AT_FDCWD, flags: O_RDONLY | O_NOFOLLOW) } catch {
+            if error == .noSuchFileOrDirectory || error == .notDirectory { return nil }
+            throw error
+        }
+        defer { Glibc.close(fd) }
+        let status = try fileSystem.status(of: fd, name: file.path)
+        guard status.size <= 1 << 20 else { throw .fileTooLarge }
+        return try readAll(fd, size: Int(status.size), name: file.path, using: fileSystem)
+    }
+
+    /// The format version in `store.json` (nil when there is none yet); throws when it names a
+    /// newer store format (this code must not change such a store) or is not a store description.
+    @discardableResult
+    func checkStoreFormat() throws(DocumentKitError) -> Int? {
         let storeFile = url.appendingPathComponent("store.json")
-        guard let data = try? Data(contentsOf: storeFile) else { return }
+        let data: Data
+        do throws(Errno) {
+            guard let read = try readStoreFile(storeFile) else { return nil }
+            data = read
+        } catch {
+            throw DocumentKitError(error, operation: .read, path: storeFile.path, step: "reading the version store's description")
+        }
         guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
             object["format"] as? String == Self.formatIdentifier, let version = object["version"] as? Int
         else {
@@ -81,6 +162,7 @@ extension VersionStore {
                 .newerFormat, operation: .read, path: storeFile.path,
                 detail: "The version store is in format \(version); this version of DocumentKit reads up to \(Self.formatVersion).")
         }
+        return version
     }
 
     /// A new hidden name in `folder`, for an entry being built or removed.

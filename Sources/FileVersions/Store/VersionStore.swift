@@ -12,10 +12,12 @@ import Logging
 /// manifest's document identifier, so it keeps its versions when it is renamed or moved inside
 /// the library. A document without one is known by its path relative to the library.
 ///
-/// Versions of a package share the members they have in common, with each other and with the
-/// current package, by hard link (saves never change a file in place, so sharing is safe):
+/// Kept versions never change: a version's files never share an inode with the document or
+/// any file outside the store, so no write to the document (in place or not) reaches them.
+/// Versions of a package share the files they have in common *with each other* by hard link:
 /// keeping 100 versions of a 10,000-file package in which one file changes per save costs
-/// about 100 files.
+/// about 100 files and 100 folder trees of links. A save keeps the version it replaces complete
+/// in the store before it replaces it, or fails.
 ///
 /// Every operation is atomic (a version appears whole or not at all) and runs under a
 /// coordinated read or write of the item when the store has a coordinator. A damaged store (a
@@ -24,7 +26,7 @@ import Logging
 /// touches the current item.
 public final class VersionStore: Sendable {
     /// The store's folder name inside a library folder.
-    public static let folderName = ".documentkit-versions"
+    public static let folderName = TreeRoot.versionStoreFolderName
 
     /// The library folder that holds the store.
     public let libraryURL: URL
@@ -42,14 +44,20 @@ public final class VersionStore: Sendable {
     public let savingComputerName: String
     /// Recorded as the user who made the versions this process adds.
     public let savingUser: String?
+    /// The system-call seam every operation of the store goes through.
+    public let fileSystem: FileSystem
+    /// Which stored files hold the bytes of which live files (see ``SharingCache``).
+    let sharing = SharingCache()
 
     static let logger = Logger(label: "DocumentKit.VersionStore")
 
-    /// The store of the library folder `libraryURL` (created on first use).
+    /// The store of the library folder `libraryURL` (created on first use); `fileSystem` is the
+    /// seam its system calls go through (tests inject failures).
     public init(
         libraryURL: URL, coordinator: FileCoordinator? = nil, manifestName: String = "Info.json",
-        pruning: PruningSchedule = .standard, durability: Durability = .durable
+        pruning: PruningSchedule = .standard, durability: Durability = .durable, fileSystem: FileSystem = .live
     ) {
+        self.fileSystem = fileSystem
         self.libraryURL = libraryURL.standardizedFileURL
         self.url = self.libraryURL.appendingPathComponent(Self.folderName, isDirectory: true)
         self.coordinator = coordinator
