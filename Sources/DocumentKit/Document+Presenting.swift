@@ -2,7 +2,10 @@
 import Glibc
 #endif
 import Foundation
+import Logging
 import Synchronization
+
+private let presentingLogger = Logger(label: "DocumentKit.document")
 
 /// The presenter of a document's file: hears of changes other threads and processes make to it
 /// (coordinated or not: the namespace's watcher sees editors, `mv`, `rm`, sync engines) and of
@@ -176,7 +179,9 @@ extension Document {
                 (try store.keepConflictingVersion(ofItemAt: url, ancestorDigest: base?.digest), self.baseOfItem(at: url))
             }
         } catch {
-            return  // the next save's conflict check keeps it then
+            // The next save's conflict check keeps it then.
+            presentingLogger.warning("Keeping \(url.path) as a conflict version failed: \(error); the next save keeps it")
+            return
         }
         // The disk state is recorded as a conflict: the next save may write over it.
         state.withLock { $0.base = kept.1 }

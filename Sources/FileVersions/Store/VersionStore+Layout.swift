@@ -61,6 +61,7 @@ extension VersionStore {
     /// refuses a store written in a newer format.
     func prepareStore() throws(DocumentKitError) {
         var version = try checkStoreFormat()
+        try makeFolder(libraryURL, "Can't create the library folder of the version store")
         try makeFolder(url, "Can't create the version store")
         try makeFolder(documentsURL, "Can't create the version store")
         if version == nil {
