@@ -1,11 +1,12 @@
 // dk-crash-child: saves a package in an endless loop until it is killed.
 //
-//     dk-crash-child PACKAGE (exchange|fallback) START
+//     dk-crash-child PACKAGE (exchange|fallback|versions) START
 //
 // Saves states START, START+1, ... of a small package document through `Document`, with durable
 // saves. Before each save it writes "saving K\n" to standard output, after it "saved K\n",
 // unbuffered. `fallback` saves through a file system that refuses `RENAME_EXCHANGE` (as NFS
-// does), so every save takes the journaled two-rename swap.
+// does), so every save takes the journaled two-rename swap. `versions` saves with RENAME_EXCHANGE
+// and keeps every replaced state in a version store in the package's folder.
 //
 // The crash test (Tests/DocumentKitTests/CrashTests.swift) kills this process with SIGKILL at
 // random moments and checks what is left; both take the states from `CrashModel`
@@ -120,8 +121,8 @@ if arguments.count == 5, arguments[2] == "draft", let k = Int(arguments[4]) {
     while true { sleep(1000) }
 }
 
-guard arguments.count == 4, ["exchange", "fallback"].contains(arguments[2]), let start = Int(arguments[3]) else {
-    fail("usage: dk-crash-child PACKAGE (exchange|fallback) START")
+guard arguments.count == 4, ["exchange", "fallback", "versions"].contains(arguments[2]), let start = Int(arguments[3]) else {
+    fail("usage: dk-crash-child PACKAGE (exchange|fallback|versions) START")
 }
 let url = URL(fileURLWithPath: arguments[1])
 // The fallback runs on a file system that refuses RENAME_EXCHANGE, as FaultInjector(refusingExchange:)
@@ -146,6 +147,10 @@ if FileManager.default.fileExists(atPath: url.path) {
     }
 } else {
     document = CrashDocument(fileURL: url, content: CrashState(k: start - 1), saveOptions: options)
+}
+
+if arguments[2] == "versions" {
+    document.versionStore = VersionStore(libraryURL: url.deletingLastPathComponent(), pruning: .keepAll, durability: .durable)
 }
 
 var k = start

@@ -30,6 +30,11 @@ import Testing
         try await CrashRun(mode: "exchange", iterations: 220).runAndRecord()
     }
 
+    @Test("SIGKILL during saves that keep versions: every replaced state the child was told saved is in the store")
+    func killsDuringVersionedSaves() async throws {
+        try await CrashRun(mode: "versions", iterations: 60).runAndRecord()
+    }
+
     @Test("SIGKILL during journaled fallback saves (no RENAME_EXCHANGE) leaves one whole state and no litter")
     func killsDuringFallbackSaves() async throws {
         try await CrashRun(mode: "fallback", iterations: 80).runAndRecord()
@@ -98,6 +103,8 @@ struct CrashRun {
         var litterBeforeOpen = 0
         /// Kills between a temporary item's creation and its lock: only a young `born` item left.
         var bornLitter = 0
+        /// Versions found in the store at the last check (mode versions).
+        var versionsChecked = 0
         /// Kills between the two renames of the fallback swap: the name missing, an intent there.
         var nameMissingBeforeOpen = 0
         var seconds = 0.0
@@ -110,7 +117,7 @@ struct CrashRun {
                 + "(\(interruptedSaveLanded) found with the new state, \(interruptedSaveRolledBack) with the previous one), "
                 + "\(killedBetweenSaves) between saves; \(completedSaves) saves completed; "
                 + "\(distinctStatesSeen.count) distinct states found on disk, package absent \(packageMissing) times; "
-                + "litter before the open \(litterBeforeOpen) times (a young born item only \(bornLitter) times), the name missing with an intent \(nameMissingBeforeOpen) times; "
+                + "litter before the open \(litterBeforeOpen) times (a young born item only \(bornLitter) times), \(versionsChecked) versions kept, the name missing with an intent \(nameMissingBeforeOpen) times; "
                 + "median save \(medianSave.formatted(.units(allowed: [.milliseconds]))); "
                 + String(format: "%.1f s", seconds)
         }
@@ -153,6 +160,7 @@ struct CrashRun {
         var onDisk: Int? = nil  // the state found after the last kill; nil while there is no package
         var start = 1
         var saveDurations: [Duration] = []
+        var acknowledged: Set<Int> = []  // states the child said were saved (mode versions)
         for iteration in 0..<iterations {
             // When to kill: 5-60 ms after the spawn, or at a random point of the first or second
             // save (0 ms up to a bit more than a save takes here, at least 60 ms).
@@ -244,7 +252,7 @@ struct CrashRun {
 
             // What the kill left beside the package, before anything cleans up.
             let before = (try? listFolder()) ?? []
-            if before.contains(where: { $0 != "Crash.pkg" }) { figures.litterBeforeOpen += 1 }
+            if before.contains(where: { $0 != "Crash.pkg" && $0 != VersionStore.folderName }) { figures.litterBeforeOpen += 1 }
             if !before.contains("Crash.pkg") && before.contains(".Crash.pkg.dk-intent") { figures.nameMissingBeforeOpen += 1 }
 
             // Open: this completes an interrupted fallback swap and removes the litter.
@@ -257,7 +265,7 @@ struct CrashRun {
                 fail("the package does not open: \(error)")
                 break
             }
-            var litter = ((try? listFolder()) ?? ["(unreadable)"]).filter { $0 != "Crash.pkg" }
+            var litter = ((try? listFolder()) ?? ["(unreadable)"]).filter { $0 != "Crash.pkg" && $0 != VersionStore.folderName }
             if !litter.isEmpty && litter.allSatisfy(InterruptedSaveRecovery.isBeingCreated) {
                 // Killed between a temporary item's creation and its lock: a sweep leaves such an
                 // item for a minute (save protocol v2); once that old, the next sweep removes it.
@@ -310,6 +318,27 @@ struct CrashRun {
 
             if midSave {
                 if found == lastSaving { figures.interruptedSaveLanded += 1 } else { figures.interruptedSaveRolledBack += 1 }
+            }
+            // With a version store: every state the child was told saved, and that another save
+            // replaced since, is kept (issue #12 §4: a kill between the swap and the store lost it).
+            if mode == "versions" {
+                if let lastSaved { acknowledged.formUnion(start...lastSaved) }
+                let store = VersionStore(libraryURL: folder, pruning: .keepAll)
+                do {
+                    let listing = try store.versions(ofItemAt: package)
+                    if !listing.problems.isEmpty { fail("the store reports \(listing.problems)"); break }
+                    var kept: Set<Int> = []
+                    for version in listing.others {
+                        let text = String(decoding: (try? Data(contentsOf: version.url.appendingPathComponent("state.txt"))) ?? Data(), as: UTF8.self)
+                        if let k = Int(text) { kept.insert(k) }
+                    }
+                    let lost = acknowledged.subtracting(kept).subtracting([found]).sorted()
+                    if !lost.isEmpty { fail("saved states missing from the store: \(lost.prefix(10))"); break }
+                    figures.versionsChecked = kept.count
+                } catch {
+                    fail("the store can't be listed: \(error)")
+                    break
+                }
             }
             figures.distinctStatesSeen.insert(found)
             onDisk = found

@@ -214,9 +214,7 @@ extension ConcurrentVersionedSaveTests {
                 #expect(conflict?.isUnresolvedConflict == true, "iteration \(iteration)")
                 #expect(try conflict.map { try library.body(of: $0.url) } == killed, "iteration \(iteration)")
             }
-            // The iteration's base was replaced by a save based on it: an ordinary version,
-            // unless that save was the victim's, killed after its rename and before the store
-            // took the replaced package (it then waits in a hidden `.new-…` entry).
+            // The iteration's base was replaced by a save based on it: an ordinary version.
             if byBody[previous] == nil { strandedReplaced.append(previous) }
             let victimSaved = current == killed || byBody[killed] != nil
             let outcome = victimReported ? "victim reported its save" : victimSaved ? "victim's save landed, unreported" : "victim's save did not land"
@@ -227,11 +225,9 @@ extension ConcurrentVersionedSaveTests {
         let documentFolders = (try? FileManager.default.contentsOfDirectory(atPath: storeFolder.path)) ?? []
         let storeLeftovers = documentFolders.flatMap { Self.hiddenNames(in: storeFolder.appendingPathComponent($0)) }
         let libraryLeftovers = Self.hiddenNames(in: library.fixture.items.url).filter { $0 != VersionStore.folderName }
-        // A save writes the kept version's record before it swaps, and a whole hidden entry is
-        // completed by the next reader: the previous state is lost only if the victim died in the
-        // instant between its swap and moving the replaced package into the store (the package
-        // then sits at a temporary name that the next save removes as litter).
-        #expect(strandedReplaced.count <= 1, "replaced states lost: \(strandedReplaced)")
+        // A save makes the kept version whole in the store before it swaps (store format 2): the
+        // replaced state reaches the store or the save fails, whenever the saver is killed.
+        #expect(strandedReplaced.isEmpty, "replaced states lost: \(strandedReplaced)")
         print(
             "killed racer: \(Self.killIterations) iterations, \(outcomes.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", "));"
                 + " replaced states kept only in a hidden entry: \(strandedReplaced);"
