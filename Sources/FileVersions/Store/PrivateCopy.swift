@@ -95,9 +95,11 @@ struct PrivateCopy {
     /// Copies `name` in `source` as `destinationName` in `destination` (at `destinationPath`).
     /// `previous`: the same item in the newest stored version (its folder and name), whose files
     /// are linked instead of copied where the bytes are the same.
+    /// `depth` is the folder level of `name` below the item (deeper than
+    /// `FileWrapper.maximumDepth` is refused, as reading the item is).
     mutating func copy(
         _ name: String, in source: CInt, sourcePath: String, as destinationName: String, in destination: CInt,
-        destinationPath: String, previous: (directory: CInt, name: String)?
+        destinationPath: String, previous: (directory: CInt, name: String)?, depth: Int = 0
     ) throws(DocumentKitError) {
         let status: FileStatus
         do { status = try fileSystem.status(of: name, in: source) } catch {
@@ -105,9 +107,14 @@ struct PrivateCopy {
         }
         switch status.kind {
         case .directory:
+            guard depth <= FileWrapper.maximumDepth else {
+                throw DocumentKitError(
+                    .corruptData, operation: .save, path: itemPath, originalIsIntact: true,
+                    detail: "It is nested deeper than \(FileWrapper.maximumDepth) levels (at “\(sourcePath)”): a version can't keep it.")
+            }
             try copyDirectory(
                 name, in: source, sourcePath: sourcePath, status: status, as: destinationName, in: destination,
-                destinationPath: destinationPath, previous: previous)
+                destinationPath: destinationPath, previous: previous, depth: depth)
         case .symbolicLink:
             do throws(Errno) {
                 let target = try fileSystem.readLink(name, in: source)
@@ -126,7 +133,7 @@ struct PrivateCopy {
 
     private mutating func copyDirectory(
         _ name: String, in source: CInt, sourcePath: String, status: FileStatus, as destinationName: String, in destination: CInt,
-        destinationPath: String, previous: (directory: CInt, name: String)?
+        destinationPath: String, previous: (directory: CInt, name: String)?, depth: Int
     ) throws(DocumentKitError) {
         let from: CInt
         do { from = try fileSystem.open(name, in: source, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW) } catch {
@@ -153,7 +160,7 @@ struct PrivateCopy {
             if let previousFolder { childPrevious = (previousFolder, child) }
             try copy(
                 child, in: from, sourcePath: sourcePath + "/" + child, as: child, in: to,
-                destinationPath: destinationPath + "/" + child, previous: childPrevious)
+                destinationPath: destinationPath + "/" + child, previous: childPrevious, depth: depth + 1)
         }
         do throws(Errno) {
             try fileSystem.changeMode(to, to: status.permissions, name: destinationPath)
