@@ -120,6 +120,10 @@ struct NotesSyncthingConflictTests {
             try pair.scan()
             try pair.resume(.a)
             try pair.waitSync()
+            // Each side must adopt the copies it has before it hears of the other's adoption: the
+            // first notes command on a moves a's copies into its store, and Syncthing would then
+            // delete b's copies too (they are synced files), sometimes before b's first command.
+            try pair.pause(.a)
         }
         try session.step("check Syncthing's conflict copies") {
             try checkSyncthingCopies(session, package: package, members: members)
@@ -135,7 +139,10 @@ struct NotesSyncthingConflictTests {
                     "side \(side): notes conflicts --json (adopting) gave \(list), not one entry for \(package) with one conflict")
             }
         }
-        try session.step("wait-sync after adoption") { try pair.waitSync() }
+        try session.step("resume, wait-sync after adoption") {
+            try pair.resume(.a)
+            try pair.waitSync()
+        }
 
         return try session.step("check the adopted conflict on both sides") {
             var found: [Side: Conflict] = [:]
