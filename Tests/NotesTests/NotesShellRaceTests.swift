@@ -6,7 +6,7 @@ import Testing
 @Suite struct NotesShellRaceTests {
     @Test(
         "notes new of one title from several processes at once: one creates the note, the others exit 73, nothing is replaced",
-        .timeLimit(.minutes(5)))
+        .timeLimit(.minutes(2)))
     func concurrentNewOfOneTitleCreatesOneNoteAndRefusesTheOthers() async throws {
         let directory = try TemporaryDirectory(prefix: "notes-new-race")
         let rounds = 10
