@@ -137,21 +137,21 @@ struct AtomicReplacement {
     private func swapDirectoryWithIntent(_ temporaryName: String) throws(DocumentKitError) {
         let oldName = TemporaryName.make(for: name, purpose: "old")
         let intentName = TemporaryName.prefix(for: name) + "intent"
-        let recordName = TemporaryName.make(for: name, purpose: "tmp")
         let record = RenameIntent(newName: temporaryName, oldName: oldName)
-        // 1. The intent, written completely (and flushed) before anything is renamed.
+        // 1. The intent, written completely (and flushed) before anything is renamed; locked
+        // from its first instant (TemporaryItem), and the lock, on the open file, stays held
+        // under the intent's name after the rename.
+        let recordName: String
         let fd: CInt
         do {
-            fd = try fileSystem.open(recordName, in: parent, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600)
-        } catch { throw fail(error, "creating the rename intent") }
-        // The lock is on the open file: it stays held under the intent's name after the rename.
+            (recordName, fd) = try TemporaryItem.makeLockedFile(for: name, purpose: "tmp", in: parent, mode: 0o600, using: fileSystem)
+        } catch { throw fail(error.errno, "\(error.step) the rename intent “\(error.name)”") }
         var published = false
         defer {
             Glibc.close(fd)
             if !published { _ = try? fileSystem.unlink(recordName, in: parent) }
         }
         do throws(Errno) {
-            try fileSystem.lockExclusivelyWithoutWaiting(fd, name: recordName)
             try fileSystem.write(fd, record.data, name: recordName)
             if durable { try fileSystem.synchronize(fd, name: recordName) }
             // Published by a rename, not a hard link: file systems without hard links (some

@@ -8,24 +8,26 @@ import Synchronization
 import SystemPackage
 
 /// A live file as it was when the store copied it: if a live member still has this identity, the
-/// store file it was copied to holds its bytes.
+/// store file it was copied to holds its bytes. The file's ``FileIdentity`` with its change time,
+/// which changes whenever anything changes the file and can't be set (a file whose times were set
+/// back, `touch -d`, `rsync -t`, doesn't match), and its mode.
 struct SourceIdentity: Hashable, Sendable {
-    var device: UInt64
-    var inode: UInt64
-    var size: Int64
-    var modificationTime: Int64
+    var file: FileIdentity
     var permissions: UInt32
-    /// Changes whenever anything changes the file, and can't be set: a file whose times were
-    /// set back (`touch -d`, `rsync -t`) doesn't match.
-    var changeTime: Int64
 
     init(_ status: FileStatus) {
-        changeTime = status.changeTime
-        device = status.device
-        inode = status.inode
-        size = status.size
-        modificationTime = status.modificationTime
+        file = status.identity
         permissions = status.permissions
+    }
+
+    /// The change time, in nanoseconds.
+    var changeTime: Int64 { file.changeTime ?? 0 }
+
+    /// The same file whatever its change time (a hard link moves it).
+    var ignoringChangeTime: SourceIdentity {
+        var copy = self
+        copy.file = file.withoutChangeTime
+        return copy
     }
 }
 
@@ -46,15 +48,10 @@ final class SharingCache: Sendable {
         byDocument.withLock { maps in
             guard var map = maps[document], !map.isEmpty else { return }
             var byOldIdentity: [SourceIdentity: (SourceIdentity, String)] = [:]
-            for (identity, path) in map {
-                var key = identity
-                key.changeTime = 0
-                byOldIdentity[key] = (identity, path)
-            }
+            for (identity, path) in map { byOldIdentity[identity.ignoringChangeTime] = (identity, path) }
             for status in current {
-                var key = SourceIdentity(status)
-                key.changeTime = 0
-                guard let (old, path) = byOldIdentity[key], status.changeTime > old.changeTime else { continue }
+                guard let (old, path) = byOldIdentity[SourceIdentity(status).ignoringChangeTime], status.changeTime > old.changeTime
+                else { continue }
                 map[SourceIdentity(status)] = path
             }
             maps[document] = map
