@@ -18,7 +18,13 @@ demo:
 test:
 	@Scripts/bootstrap.sh test
 	$(SWIFT) build $(BUILD_FLAGS) --build-tests
-	$(SWIFT) test $(BUILD_FLAGS) --skip-build --no-parallel 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
+	$(SWIFT) test $(BUILD_FLAGS) --skip-build --no-parallel 2>&1 | tee .build/test.log; \
+	status=$${PIPESTATUS[0]}; \
+	if [ $$status -ne 0 ]; then \
+		echo "== what failed (from .build/test.log) =="; \
+		grep -E '✘|Fatal error|unexpected signal' .build/test.log | tail -n 40; \
+	fi; \
+	exit $$status
 
 ## make test-young-clock: the tests that read the monotonic clock, in a time namespace where the
 ## machine booted a minute ago (needs util-linux's unshare; root, or unprivileged user namespaces).
