@@ -265,7 +265,10 @@ struct CrashRun {
                 fail("the package does not open: \(error)")
                 break
             }
-            var litter = ((try? listFolder()) ?? ["(unreadable)"]).filter { $0 != "Crash.pkg" && $0 != VersionStore.folderName }
+            func litterBesideThePackage() -> [String] {
+                ((try? listFolder()) ?? ["(unreadable)"]).filter { $0 != "Crash.pkg" && $0 != VersionStore.folderName }
+            }
+            var litter = litterBesideThePackage()
             if !litter.isEmpty && litter.allSatisfy(InterruptedSaveRecovery.isBeingCreated) {
                 // Killed between a temporary item's creation and its lock: a sweep leaves such an
                 // item for a minute (save protocol v2); once that old, the next sweep removes it.
@@ -273,7 +276,7 @@ struct CrashRun {
                 let descriptor = open(folder.path, O_RDONLY | O_DIRECTORY)
                 _ = try? InterruptedSaveRecovery(fileSystem: .live, bornItemGracePeriod: 0).run(in: descriptor, path: folder.path)
                 close(descriptor)
-                litter = ((try? listFolder()) ?? ["(unreadable)"]).filter { $0 != "Crash.pkg" }
+                litter = litterBesideThePackage()
             }
             if !litter.isEmpty {
                 fail("after the open, litter remains beside the package: \(litter)")
