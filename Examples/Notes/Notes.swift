@@ -11,10 +11,18 @@ struct Notes: AsyncParsableCommand {
         abstract: "A notes library, each note a package saved atomically by DocumentKit.",
         discussion: """
             The library is --library DIR, else $NOTES_LIBRARY, else ~/Notes.
-            Exit status: 0 success, 64 usage, 65 bad data (a damaged note, or one this version can't
-            read), 66 no such note or library, 73 can't create (a note with that title exists), 74 I/O
-            error, 75 busy (try again), 77 read-only (a newer version wrote the note and allows only
-            newer versions to change it).
+            Exit status: 0 success, 64 usage (the command line is wrong), 65 bad data (a damaged note, one \
+            this version can't read, one too large to save, or a title that names several notes), 66 no such \
+            note or library, 73 can't create (a note with that title exists, or a name too long to save), 74 \
+            I/O error, 75 busy (try again), 77 read-only (a read-only library, or a note a newer version allows \
+            only newer versions to change).
+            Errors: one line on stderr, `notes: …`; with --json, a JSON object on stderr instead: \
+            {"error": {"status": 65, "code": "corruptData", "path": "…", "message": "…"}} (code and path when \
+            known). Warnings follow the error or the output as `notes: warning: …` lines; NOTES_LOG_LEVEL=debug \
+            (info, notice, warning) prints every log line at that level as it happens, with its time.
+            Sync engines: a copy a sync engine made (`trip.sync-conflict-….note`, `body.json.conflict1`) is \
+            adopted as a conflict version only beside its original and never when the manifest lists it; \
+            --sync-engine (or $NOTES_SYNC_ENGINES) names the engines the library lives under.
             """,
         version: NoteFormat.appVersion,
         subcommands: [
@@ -23,14 +31,9 @@ struct Notes: AsyncParsableCommand {
         ]
     )
 
-    /// Logs warnings and errors on stderr (set NOTES_LOG_LEVEL=debug, info or notice for more), then runs.
+    /// Sets up logging (see `NotesLog`), then runs.
     static func main() async {
-        let level = ProcessInfo.processInfo.environment["NOTES_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        NotesLog.bootstrap()
         await Self.main(nil)
     }
 }
@@ -46,9 +49,39 @@ struct LibraryOptions: ParsableArguments {
         help: ArgumentHelp("Behave as the reader and writer of this notes format version (for tests).", visibility: .hidden))
     var readerVersion: Int = NoteFormat.currentVersion
 
+    @Option(
+        name: .customLong("sync-engine"),
+        help: ArgumentHelp(
+            "A sync engine the library lives under, whose conflict copies become conflict versions (repeatable): "
+                + "\(LibraryOptions.engineNames), or none (default: $NOTES_SYNC_ENGINES, comma-separated, else all).",
+            valueName: "engine"))
+    var syncEngineNames: [String] = []
+
     func validate() throws {
         guard NoteFormat.versions.contains(readerVersion) else {
             throw ValidationError("--reader-version must be from \(NoteFormat.versions.lowerBound) to \(NoteFormat.versions.upperBound).")
+        }
+        _ = try syncEngines
+    }
+
+    static let engineNames = ConflictCopyName.Engine.allCases.map(\.rawValue).joined(separator: ", ")
+
+    /// The sync engines named by `--sync-engine`, else `$NOTES_SYNC_ENGINES`, else every known one.
+    var syncEngines: Set<ConflictCopyName.Engine> {
+        get throws {
+            var names = syncEngineNames
+            if names.isEmpty, let environment = ProcessInfo.processInfo.environment["NOTES_SYNC_ENGINES"] {
+                names = environment.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            }
+            if names.isEmpty { return ConflictCopyName.Engine.all }
+            var engines: Set<ConflictCopyName.Engine> = []
+            for name in names where name != "none" {
+                guard let engine = ConflictCopyName.Engine(rawValue: name) else {
+                    throw ValidationError("“\(name)” is not a sync engine: name one of \(Self.engineNames), or none.")
+                }
+                engines.insert(engine)
+            }
+            return engines
         }
     }
 
@@ -62,7 +95,9 @@ struct LibraryOptions: ParsableArguments {
 
     var notesLibrary: NotesLibrary {
         get throws {
-            NotesLibrary(url: libraryURL, coordinator: try NotesLibrary.makeCoordinator(), readerVersion: readerVersion)
+            NotesLibrary(
+                url: libraryURL, coordinator: try NotesLibrary.makeCoordinator(), readerVersion: readerVersion,
+                syncEngines: try syncEngines)
         }
     }
 
@@ -71,8 +106,19 @@ struct LibraryOptions: ParsableArguments {
     var adoptedLibrary: NotesLibrary {
         get throws {
             let library = try notesLibrary
-            library.adoptConflictCopies()
+            // A read-only library can't take copies in: it is read as it is.
+            if !library.isReadOnly { library.adoptConflictCopies() }
             return library
+        }
+    }
+
+    /// The adopted library, for a command that changes it: exit 77 if it is read-only.
+    var writableLibrary: NotesLibrary {
+        get throws {
+            let library = try notesLibrary
+            _ = try library.packageURLs()  // a missing library, or a file: say that first
+            try library.requireWritable()
+            return try adoptedLibrary
         }
     }
 }

@@ -96,6 +96,56 @@ import Testing
         #expect(try store.versions(ofItemAt: file).others.count == 1)
     }
 
+    @Test("a name shaped like a copy is left alone beside no original of its kind, and for engines the library doesn't live under")
+    func lookalikesAreLeftAlone() throws {
+        let library = try TemporaryDirectory()
+        try FileManager.default.createDirectory(at: library.appending("report"), withIntermediateDirectories: true)
+        try Data("a file".utf8).write(to: library.appending("report.conflict1"))
+        try Data("mine".utf8).write(to: library.appending("todo.md"))
+        try Data("theirs".utf8).write(to: library.appending("todo.md.conflict1"))
+        let syncthingOnly = VersionStore(libraryURL: library.url, syncEngines: [.syncthing])
+
+        #expect(try syncthingOnly.adoptConflictCopies(in: library.url).isEmpty)
+        #expect(syncthingOnly.pendingConflictCopies(in: library.url).isEmpty)
+        #expect(try VersionStore(libraryURL: library.url).adoptConflictCopies(in: library.url).map(\.adoptedFrom) == ["rclone"])
+        #expect(FileManager.default.fileExists(atPath: library.appending("report.conflict1").path))
+    }
+
+    @Test("inside a package, a file named like a copy is a member unless its original is beside it and the manifest doesn't list it")
+    func membersNamedLikeCopiesStayMembers() throws {
+        let library = try TemporaryDirectory()
+        let package = library.appending("trip.note")
+        try Self.makePackage(at: package, body: "current")
+        let attachments = package.appendingPathComponent("attachments")
+        try FileManager.default.createDirectory(at: attachments, withIntermediateDirectories: true)
+        try Data("results".utf8).write(to: attachments.appendingPathComponent("results.conflict1"))
+        try Data("x".utf8).write(to: attachments.appendingPathComponent("x.path1"))
+        try FileManager.default.createDirectory(at: attachments.appendingPathComponent("x"), withIntermediateDirectories: true)
+
+        #expect(try VersionStore(libraryURL: library.url).adoptConflictCopies(in: library.url).isEmpty)
+        #expect(FileManager.default.fileExists(atPath: attachments.appendingPathComponent("results.conflict1").path))
+        let tree = try FileWrapper(contentsOf: package).withoutConflictCopies(manifestName: "Info.json")
+        #expect(tree["attachments"]?.fileWrappers?.keys.sorted() == ["results.conflict1", "x", "x.path1"])
+    }
+
+    @Test("a file the manifest lists is never read as a copy, even beside its original")
+    func aListedMemberIsNeverACopy() throws {
+        let format = FormatDescription(identifier: "org.example.test", version: 1)
+        var manifest = format.makeManifest(writer: .init(name: "test", version: "1"), documentIdentifier: "3F2504E0-4F89-11D3-9A0C-0305E82C3301")
+        manifest.members = [
+            "body.md": MemberRecord(size: 1, sha256: String(repeating: "0", count: 64)),
+            "body.md.conflict1": MemberRecord(size: 1, sha256: String(repeating: "0", count: 64)),
+        ]
+        let tree = FileWrapper(directoryWithFileWrappers: [
+            "Info.json": FileWrapper(regularFileWithContents: try manifest.jsonData()),
+            "body.md": FileWrapper(regularFileWithContents: Data("a".utf8)),
+            "body.md.conflict1": FileWrapper(regularFileWithContents: Data("b".utf8)),
+            "body.md.conflict2": FileWrapper(regularFileWithContents: Data("c".utf8)),
+        ])
+        let clean = tree.withoutConflictCopies(manifestName: "Info.json")
+        #expect(clean.fileWrappers?.keys.sorted() == ["Info.json", "body.md", "body.md.conflict1"])
+    }
+
     @Test func aCopyWhoseDocumentIsGoneIsLeftAlone() throws {
         let library = try TemporaryDirectory()
         let copy = library.appending("gone.sync-conflict-20261122-061514-OX5HCJ3.txt")

@@ -244,6 +244,27 @@ private func utc(_ text: String) -> Date {
         }
     }
 
+    @Test("names whose original would be . or .. never parse as copies")
+    func dotNamesNeverParse() {
+        for name in ["....path1", "...path2", "...conflict1", "..conflict3", "..sync-conflict-20261122-101500-ABCDEFG", ". (conflicted copy 2026-11-22)"] {
+            #expect(ConflictCopyName(parsing: name) == nil, "\(name)")
+        }
+    }
+
+    @Test("a name is a copy only beside its original of the same kind, and only for the engines named")
+    func aCopyNeedsItsOriginalOfTheSameKindAndItsEngine() {
+        let folder: [String: Bool] = ["results": false, "trip.note": true]
+        let kind = { (name: String) in folder[name] }
+        let all = ConflictCopyName.Engine.all
+        #expect(ConflictCopyName(parsing: "results.conflict1", isFolder: false, engines: all, originalIsFolder: kind) != nil)
+        #expect(ConflictCopyName(parsing: "photo.conflict1", isFolder: false, engines: all, originalIsFolder: kind) == nil)
+        #expect(ConflictCopyName(parsing: "results.conflict1", isFolder: true, engines: all, originalIsFolder: kind) == nil)
+        #expect(ConflictCopyName(parsing: "trip.note.path1", isFolder: false, engines: all, originalIsFolder: kind) == nil)
+        #expect(ConflictCopyName(parsing: "trip.note.path1", isFolder: true, engines: all, originalIsFolder: kind) != nil)
+        #expect(ConflictCopyName(parsing: "results.conflict1", isFolder: false, engines: [.syncthing], originalIsFolder: kind) == nil)
+        #expect(ConflictCopyName(parsing: "results.conflict1", isFolder: false, engines: [.rclone], originalIsFolder: kind) != nil)
+    }
+
     // MARK: All engines
 
     @Test func ordinaryNamesDoNotParse() {

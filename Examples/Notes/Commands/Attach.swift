@@ -14,7 +14,7 @@ struct Attach: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let library = try options.adoptedLibrary
+            let library = try options.writableLibrary
             let entry = try await library.find(title)
             var added: [String: FileWrapper] = [:]
             for file in files {

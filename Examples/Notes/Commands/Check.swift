@@ -25,11 +25,11 @@ struct NoteCheck: Encodable {
     let package: String
     let path: String
     let title: String?
-    let outcome: Outcome
+    var outcome: Outcome
     /// For `migrated`: the version the note is upgraded to in memory (and written in by `notes migrate`).
     let migratedTo: Int?
     /// What the outcome means, or the error that refused the note.
-    let message: String
+    var message: String
     /// The error's code, for `refused`.
     let problem: String?
     /// The format version on disk, when the manifest could be read.
@@ -62,6 +62,14 @@ struct NoteCheck: Encodable {
         let pendingConflictCopies: [String]
     }
 
+    /// Says that the note can't be changed because its library is read-only (a note that opens).
+    mutating func markReadOnlyLibrary(_ library: URL) {
+        guard outcome != .refused else { return }
+        outcome = .readOnly
+        message = "The library \(library.path) is read-only (a read-only mount, or not writable by you): the note "
+            + "can be read but not changed. " + message
+    }
+
     /// Whether the note can't be opened by this version, or shares its identity with another.
     var isWrong: Bool { outcome == .refused || sameDocumentIdentifierAs != nil }
 }
@@ -90,11 +98,13 @@ struct Check: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             let library = try options.notesLibrary
+            if fix { try library.requireWritable() }
             if fix { try await Self.fixSharedIdentifiers(in: library, quiet: json) }
             let shared = try library.packagesSharingIdentifiers().values
             var checks: [NoteCheck] = []
             for url in try await library.select(title) {
                 var check = await Self.check(url, in: library)
+                if library.isReadOnly { check.markReadOnlyLibrary(library.url) }
                 check.store = Self.storeCheck(url, in: library)
                 if let group = shared.first(where: { $0.contains(url) }) {
                     check.sameDocumentIdentifierAs = group.filter { $0 != url }.map(\.path)

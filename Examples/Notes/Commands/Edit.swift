@@ -40,7 +40,7 @@ struct Edit: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let library = try options.adoptedLibrary
+            let library = try options.writableLibrary
             try checkTagsAreSupported(addedTags + removedTags, by: library)
             let entry = try await library.find(title)
             if editor {

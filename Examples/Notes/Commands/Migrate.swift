@@ -18,7 +18,7 @@ struct Migrate: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let library = try options.adoptedLibrary
+            let library = try options.writableLibrary
             var failed = false
             for url in try await library.select(title) {
                 do { print(try await Self.migrate(url, in: library)) } catch {

@@ -19,7 +19,7 @@ struct New: AsyncParsableCommand {
         try await runReportingErrors {
             let trimmed = title.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !trimmed.isEmpty else { throw NotesError(.usage, "a note needs a title") }
-            let library = try options.adoptedLibrary
+            let library = try options.writableLibrary
             try checkTagsAreSupported(tags, by: library)
             var note = Note(title: trimmed, body: body.map(text(from:)) ?? "")
             for tag in tags { note.addTag(tag) }

@@ -9,7 +9,7 @@ struct Remove: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let library = try options.adoptedLibrary
+            let library = try options.writableLibrary
             let entry = try await library.find(title)
             try await entry.document.close(discardingChanges: true)
             try await library.coordinator.coordinate(with: [.writingIntent(with: entry.url, options: .forDeleting)]) { _ in
@@ -30,7 +30,7 @@ struct Move: AsyncParsableCommand {
         try await runReportingErrors {
             let trimmed = newTitle.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !trimmed.isEmpty else { throw NotesError(.usage, "a note needs a title") }
-            let library = try options.adoptedLibrary
+            let library = try options.writableLibrary
             let entry = try await library.find(title)
             let others = try await library.entries()
             if others.contains(where: { $0.note.title == trimmed && $0.url != entry.url }) {

@@ -27,7 +27,7 @@ struct Resolve: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let library = try options.adoptedLibrary
+            let library = try options.writableLibrary
             let entry = try await library.find(title)
             try await entry.document.close(discardingChanges: true)
             let name = "“\(entry.note.title)” (\(entry.url.lastPathComponent))"

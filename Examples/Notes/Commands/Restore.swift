@@ -12,7 +12,7 @@ struct Restore: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let library = try options.adoptedLibrary
+            let library = try options.writableLibrary
             let entry = try await library.find(title)
             try await entry.document.close(discardingChanges: true)
             let version = try library.version(id, of: entry.url, title: title)

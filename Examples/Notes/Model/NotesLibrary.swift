@@ -12,11 +12,16 @@ struct NotesLibrary {
     /// previous versions and conflict versions.
     var store: VersionStore
 
-    init(url: URL, coordinator: FileCoordinator, readerVersion: Int = NoteFormat.currentVersion) {
+    /// The library at `url`; `syncEngines`: the sync engines it lives under, whose conflict copies are adopted.
+    init(
+        url: URL, coordinator: FileCoordinator, readerVersion: Int = NoteFormat.currentVersion,
+        syncEngines: Set<ConflictCopyName.Engine> = ConflictCopyName.Engine.all
+    ) {
         self.url = url
         self.coordinator = coordinator
         self.readerVersion = readerVersion
-        self.store = VersionStore(libraryURL: url, coordinator: coordinator, manifestName: NoteFormat.manifestName)
+        self.store = VersionStore(
+            libraryURL: url, coordinator: coordinator, manifestName: NoteFormat.manifestName, syncEngines: syncEngines)
     }
 
     /// Where the notes' drafts are kept (recovery data, `notes recover`): the hidden folder
@@ -42,8 +47,31 @@ struct NotesLibrary {
         var modified: Date { document.fileWrapper?.modificationDate ?? Date(timeIntervalSince1970: 0) }
     }
 
+    /// The error for a library path that is a file, not a folder.
+    static func notAFolder(_ url: URL) -> NotesError {
+        NotesError(
+            .cantCreate,
+            "\(url.path) is a file, not a library folder: name a folder with --library or $NOTES_LIBRARY, or move the file away and run `notes init`",
+            path: url.path)
+    }
+
+    /// Whether the library folder can't be written (a read-only mount, or no write permission).
+    var isReadOnly: Bool { access(url.path, W_OK) != 0 && (errno == EROFS || errno == EACCES || errno == EPERM) }
+
+    /// Throws, with exit status 77, if the library is read-only: before a command that changes it.
+    func requireWritable() throws {
+        guard isReadOnly else { return }
+        throw NotesError(
+            .readOnly,
+            "the library \(url.path) is read-only (a read-only mount, or not writable by you): its notes can be read "
+                + "(list, show, versions, check) but not changed. Remount it read-write or ask its owner.",
+            path: url.path)
+    }
+
     /// Creates the library folder if it is missing.
     func create() throws {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue { throw Self.notAFolder(url) }
         do { try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) } catch {
             throw NotesError(.ioError, "can't create the library folder \(url.path): \(error.localizedDescription)")
         }
@@ -75,9 +103,10 @@ struct NotesLibrary {
     /// The packages in the library, sorted by name, after completing interrupted saves.
     func packageURLs() throws -> [URL] {
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw NotesError(.noSuchNote, "no library at \(url.path) (run `notes init` to create it)")
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
+            throw NotesError(.noSuchNote, "no library at \(url.path) (run `notes init` to create it)", path: url.path)
         }
+        guard isDirectory.boolValue else { throw Self.notAFolder(url) }
         // A note whose save was cut off between the two renames of the fallback swap exists only
         // under hidden names until recovery completes it: run it before every listing.
         do { try FileItem.completeInterruptedSaves(inFolderAt: url) } catch { warn("\(error)") }
@@ -112,6 +141,9 @@ struct NotesLibrary {
         let exact = all.filter { $0.note.title == title }
         let matches = exact.isEmpty ? all.filter { $0.note.title.lowercased() == title.lowercased() } : exact
         if matches.count == 1 { return matches[0] }
+        // A symbolic link to a note in the library (an alias) is that note, not another with its title.
+        let real = matches.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: $0.url.path)) == nil }
+        if real.count == 1, Set(matches.map { $0.url.resolvingSymlinksInPath().path }).count == 1 { return real[0] }
         if matches.count > 1 { throw Self.ambiguity(title, matches) }
         let byName = Self.packageName(for: title)
         if let entry = all.first(where: { $0.url.lastPathComponent == byName }) { return entry }
@@ -132,7 +164,7 @@ struct NotesLibrary {
         if Set(matches.map(\.note.documentIdentifier)).count < matches.count {
             message += " Some are copies of one note (they share its document identifier): `notes check --fix` gives each copy one of its own."
         }
-        return NotesError(.usage, message)
+        return NotesError(.badData, message)
     }
 
     /// The document identifier in the manifest of the package at `url`, if it can be read.
@@ -200,20 +232,42 @@ struct NotesLibrary {
     /// Changes the note at `url` under one coordinated write: the note is read again under the
     /// lock, changed and saved, so that two processes editing it at once both land. A note moved
     /// while the write waited is changed at its new place.
+    ///
+    /// When the note moved while the write waited (`notes mv` in another process), the write is
+    /// given up before anything is read and taken again at the note's new place, so that every
+    /// read of the edit is under the write it asked for (a read of the new place inside a write of
+    /// the old one could find it held by another process, and fail as a deadlock risk).
     func edit(_ url: URL, title: String, _ change: @escaping @Sendable (inout Note) -> Void) async throws -> Note {
-        try await coordinator.coordinate(with: [.writingIntent(with: url)]) { granted in
-            do throws(DocumentKitError) {
-                let document = try await open(granted[0].url)
-                try document.update(change)
-                try await document.close()
-                if let status = document.formatStatus, let from = status.migratedFromFormatVersion {
-                    warn(Self.upgradeNotice(title: document.content.title, from: from, to: readerVersion))
+        var target = url
+        for _ in 0..<Self.creationAttempts {
+            let outcome: EditOutcome = try await coordinator.coordinate(with: [.writingIntent(with: target)]) { granted in
+                let place = granted[0].url
+                if place.standardizedFileURL.path != target.standardizedFileURL.path { return .moved(place) }
+                do throws(DocumentKitError) {
+                    let document = try await open(place)
+                    try document.update(change)
+                    try await document.close()
+                    if let status = document.formatStatus, let from = status.migratedFromFormatVersion {
+                        warn(Self.upgradeNotice(title: document.content.title, from: from, to: readerVersion))
+                    }
+                    return .edited(document.content)
+                } catch {
+                    throw NotesError(error, note: title)
                 }
-                return document.content
-            } catch {
-                throw NotesError(error, note: title)
+            }
+            switch outcome {
+            case .edited(let note): return note
+            case .moved(let place): target = place
             }
         }
+        throw NotesError(.busy, "“\(title)”: the note kept moving while this edit waited for it; try again", path: target.path)
+    }
+
+    /// What one coordinated attempt of ``edit(_:title:_:)`` gave.
+    private enum EditOutcome: Sendable {
+        case edited(Note)
+        /// The note moved there while the write waited.
+        case moved(URL)
     }
 
     /// What a save that upgraded a note says: the original is kept as a version.

@@ -194,7 +194,8 @@ extension Document {
     func readDraft(at url: URL) async throws(DocumentKitError) -> Content {
         let format = self.format
         return try await perform { () throws(DocumentKitError) -> Content in
-            let tree = try FileWrapper(contentsOf: url, fileSystem: self.saveOptions.fileSystem).withoutConflictCopies()
+            let tree = try FileWrapper(contentsOf: url, fileSystem: self.saveOptions.fileSystem).withoutConflictCopies(
+                manifestName: format?.manifestName, engines: self.versionStore?.syncEngines ?? ConflictCopyName.Engine.all)
             var hasher = MemberHasher()
             do {
                 if let format {

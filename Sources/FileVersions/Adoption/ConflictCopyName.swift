@@ -40,9 +40,12 @@ public struct ConflictCopyName: Sendable, Hashable {
 
     /// Parses `name` (a single path component); nil when it is not a conflict copy name.
     ///
-    /// Nil as well for a name containing `/`, an empty original name, an invalid date or time
-    /// (month 13, 30 February, 24:00), and near misses such as `notes.conflict`, `x.conflict0`
-    /// or `a.path3`.
+    /// Nil as well for a name containing `/`, an empty original name or one that is `.` or `..`
+    /// (`....path1`), an invalid date or time (month 13, 30 February, 24:00), and near misses such
+    /// as `notes.conflict`, `x.conflict0` or `a.path3`.
+    ///
+    /// A name that parses is only *shaped* like a copy: whether an item is one depends on its
+    /// folder too (see ``init(parsing:isFolder:engines:originalIsFolder:)``).
     public init?(parsing name: String) {
         guard !name.isEmpty, !name.utf8.contains(Self.slash) else { return nil }
         let bytes = Array(name.utf8)
@@ -54,7 +57,9 @@ public struct ConflictCopyName: Sendable, Hashable {
             Self.parseOwnCloudLegacy(bytes),
             Self.parseParenthesized(bytes),
         ].compactMap { $0 }
-        guard let best = candidates.max(by: { $0.markerStart < $1.markerStart }) else { return nil }
+        // `.` and `..` name the folder and its parent, never an original (`....path1`, `..sync-conflict-…`).
+        guard let best = candidates.max(by: { $0.markerStart < $1.markerStart }), best.originalName != ".", best.originalName != ".."
+        else { return nil }
         engine = best.engine
         copyName = name
         originalName = best.originalName

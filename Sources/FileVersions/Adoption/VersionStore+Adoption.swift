@@ -3,6 +3,7 @@ import Glibc
 #endif
 import DocumentKitSystem
 import FilePackages
+import FormatVersioning
 import Foundation
 import Logging
 
@@ -32,11 +33,9 @@ extension VersionStore {
             throw DocumentKitError(.notFound, operation: .read, path: folder.path, detail: "Can't list the folder: \(error.localizedDescription)")
         }
         var adopted: [FileVersion] = []
-        let present = Set(names)
         for name in names.sorted() where name != Self.folderName && !ConflictCopyName.isEngineTemporary(name) {
             let url = folder.appendingPathComponent(name)
-            if let copy = ConflictCopyName(parsing: name) {
-                guard present.contains(copy.originalName) else { continue }
+            if let copy = itemCopy(named: name, in: folder) {
                 do throws(DocumentKitError) {
                     adopted.append(try adoptItemCopy(copy, at: url, item: folder.appendingPathComponent(copy.originalName), leavingInPlace: leavingCopiesInPlace))
                 } catch {
@@ -60,11 +59,10 @@ extension VersionStore {
     /// The conflict copies a folder's own check would find, without adopting them: for counting.
     public func pendingConflictCopies(in folder: URL) -> [URL] {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return [] }
-        let present = Set(names)
         var found: [URL] = []
         for name in names.sorted() where name != Self.folderName {
             let url = folder.appendingPathComponent(name)
-            if let copy = ConflictCopyName(parsing: name), present.contains(copy.originalName) {
+            if itemCopy(named: name, in: folder) != nil {
                 found.append(url)
             } else if isDirectory(url) && !name.hasPrefix(".") {
                 found += memberCopies(in: url).map(\.url)
@@ -83,17 +81,30 @@ extension VersionStore {
         var memberPath: String { (folder + [name.originalName]).joined(separator: "/") }
     }
 
-    /// Conflict copies of members anywhere inside `package` (only in packages with a manifest,
-    /// or folders holding a copy of one: a plain folder of documents is not a package).
+    /// The item `name` of `folder` (a library folder) as a conflict copy of a sibling document, by
+    /// the rule of ``ConflictCopyName/init(parsing:isFolder:engines:originalIsFolder:)``.
+    func itemCopy(named name: String, in folder: URL) -> ConflictCopyName? {
+        ConflictCopyName(parsing: name, isFolder: isDirectory(folder.appendingPathComponent(name)), engines: syncEngines) {
+            kind(of: folder.appendingPathComponent($0))
+        }
+    }
+
+    /// Conflict copies of members anywhere inside `package` (only in packages with a manifest: a
+    /// plain folder of documents is not a package). A copy is a file beside the member it is a
+    /// copy of, never a member the manifest lists (an attachment named `results.conflict1` is one).
     func memberCopies(in package: URL) -> [MemberCopy] {
         var found: [MemberCopy] = []
+        let listed = listedMembers(ofPackageAt: package)
         func walk(_ folder: URL, _ components: [String]) {
             // No deeper than a package may be (a deeper one is refused when read).
             guard components.count <= FileWrapper.maximumDepth, let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return }
             for name in names.sorted() where !ConflictCopyName.isEngineTemporary(name) {
                 let url = folder.appendingPathComponent(name)
-                if let copy = ConflictCopyName(parsing: name), !isDirectory(url) {
-                    // A member copy whose member is gone still belongs to the package's conflict.
+                let path = (components + [name]).joined(separator: "/")
+                let copy = ConflictCopyName(parsing: name, isFolder: isDirectory(url), engines: syncEngines) {
+                    kind(of: folder.appendingPathComponent($0))
+                }
+                if let copy, !isDirectory(url), !listed.contains(path) {
                     found.append(MemberCopy(url: url, folder: components, name: copy, date: copy.date ?? modificationDate(of: url)))
                 } else if isDirectory(url) && !name.hasPrefix(".") {
                     walk(url, components + [name])
@@ -103,6 +114,14 @@ extension VersionStore {
         guard FileManager.default.fileExists(atPath: package.appendingPathComponent(manifestName).path) else { return [] }
         walk(package, [])
         return found
+    }
+
+    /// The members the manifest of the package at `package` lists (relative paths); empty when it
+    /// lists none or can't be read.
+    func listedMembers(ofPackageAt package: URL) -> Set<String> {
+        guard let data = try? Data(contentsOf: package.appendingPathComponent(manifestName)) else { return [] }
+        let tree = FileWrapper(directoryWithFileWrappers: [manifestName: FileWrapper(regularFileWithContents: data)])
+        return Set((try? DocumentManifest(package: tree, manifestName: manifestName, packagePath: package.path))?.members?.keys ?? [:].keys)
     }
 
     /// Splits member copies into conflicts: sorted by time, a new group starts after a gap of
@@ -142,7 +161,7 @@ extension VersionStore {
     /// Assembles one conflict version of `package` from copies of its members.
     private func adoptMemberCopies(_ group: [MemberCopy], package: URL, leavingInPlace: Bool) throws(DocumentKitError) -> FileVersion {
         try coordinated(writing: package) { () throws(DocumentKitError) in
-            var tree = try FileWrapper(contentsOf: package).withoutConflictCopies()
+            var tree = try FileWrapper(contentsOf: package).withoutConflictCopies(manifestName: manifestName, engines: syncEngines)
             var identity = ""
             for copy in group.sorted(by: { $0.memberPath < $1.memberPath }) {
                 let member = try FileWrapper(contentsOf: copy.url)
@@ -185,6 +204,12 @@ extension VersionStore {
         return url.path.hasPrefix(base) ? String(url.path.dropFirst(base.count)) : url.lastPathComponent
     }
 
+    /// Whether the item at `url` is a folder (not following a symbolic link); nil if there is none.
+    func kind(of url: URL) -> Bool? {
+        var info = stat()
+        return lstat(url.path, &info) == 0 ? (info.st_mode & S_IFMT) == S_IFDIR : nil
+    }
+
     func isDirectory(_ url: URL) -> Bool {
         var info = stat()
         return lstat(url.path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
@@ -201,14 +226,32 @@ extension FileWrapper {
     /// The package without the conflict copies of members and the temporary files that sync
     /// engines leave in it, at any depth: what the package holds of its own. Documents read
     /// packages this way, so a copy is never read as part of the current version.
-    public func withoutConflictCopies() -> FileWrapper {
+    ///
+    /// A file is a copy by the rule of ``ConflictCopyName/init(parsing:isFolder:engines:originalIsFolder:)``
+    /// (a file of one of `engines`' schemes beside its original), and only if the manifest
+    /// `manifestName` (when given and readable) doesn't list it as a member.
+    public func withoutConflictCopies(
+        manifestName: String? = nil, engines: Set<ConflictCopyName.Engine> = ConflictCopyName.Engine.all
+    ) -> FileWrapper {
+        var listed: Set<String> = []
+        if let manifestName, let manifest = try? DocumentManifest(package: self, manifestName: manifestName, packagePath: "") {
+            listed = Set(manifest.members?.keys ?? [:].keys)
+        }
+        return withoutConflictCopies(at: [], listed: listed, engines: engines)
+    }
+
+    private func withoutConflictCopies(at path: [String], listed: Set<String>, engines: Set<ConflictCopyName.Engine>) -> FileWrapper {
         guard let children = fileWrappers else { return self }
         var result = self
         for (name, child) in children {
-            if ConflictCopyName.isEngineTemporary(name) || (ConflictCopyName(parsing: name) != nil && !child.isDirectory) {
+            let isCopy = { () -> Bool in
+                guard !child.isDirectory, !listed.contains((path + [name]).joined(separator: "/")) else { return false }
+                return ConflictCopyName(parsing: name, isFolder: false, engines: engines) { children[$0]?.isDirectory } != nil
+            }
+            if ConflictCopyName.isEngineTemporary(name) || isCopy() {
                 result[name] = nil
             } else if child.isDirectory {
-                result[name] = child.withoutConflictCopies()
+                result[name] = child.withoutConflictCopies(at: path + [name], listed: listed, engines: engines)
             }
         }
         return result

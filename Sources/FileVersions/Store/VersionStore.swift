@@ -46,18 +46,24 @@ public final class VersionStore: Sendable {
     public let savingUser: String?
     /// The system-call seam every operation of the store goes through.
     public let fileSystem: FileSystem
+    /// The sync engines the library lives under: only their conflict copies are adopted (see
+    /// ``ConflictCopyName/init(parsing:isFolder:engines:originalIsFolder:)``). All known engines by default.
+    public let syncEngines: Set<ConflictCopyName.Engine>
     /// Which stored files hold the bytes of which live files (see ``SharingCache``).
     let sharing = SharingCache()
 
     static let logger = Logger(label: "DocumentKit.VersionStore")
 
     /// The store of the library folder `libraryURL` (created on first use); `fileSystem` is the
-    /// seam its system calls go through (tests inject failures).
+    /// seam its system calls go through (tests inject failures); `syncEngines`, the sync engines
+    /// whose conflict copies the library adopts.
     public init(
         libraryURL: URL, coordinator: FileCoordinator? = nil, manifestName: String = "Info.json",
-        pruning: PruningSchedule = .standard, durability: Durability = .durable, fileSystem: FileSystem = .live
+        pruning: PruningSchedule = .standard, durability: Durability = .durable, fileSystem: FileSystem = .live,
+        syncEngines: Set<ConflictCopyName.Engine> = ConflictCopyName.Engine.all
     ) {
         self.fileSystem = fileSystem
+        self.syncEngines = syncEngines
         self.libraryURL = libraryURL.standardizedFileURL
         self.url = self.libraryURL.appendingPathComponent(Self.folderName, isDirectory: true)
         self.coordinator = coordinator
