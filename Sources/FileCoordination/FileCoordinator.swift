@@ -31,8 +31,11 @@ public struct FileCoordinator: Sendable {
     public let namespace: CoordinationNamespace
     /// The presenter this coordinator works for: it is not asked about its own coordinations.
     public let presenter: PresenterRegistration?
-    /// How long presenters (in any process) may take to answer before the coordination fails
-    /// with `busy`, naming the process that did not answer.
+    /// How long the presenters of another process may take to answer. A process that misses it
+    /// (stopped, hung, too slow) is marked unresponsive in the namespace and the coordination
+    /// goes on without it; every coordinator then skips it at once until it answers again, and
+    /// its presenters hear that their items changed (see "Unresponsive presenters" in the
+    /// coordination article). Presenters in this process are waited for.
     public let presenterTimeout: Duration
 
     /// A coordinator in `namespace`, working for `presenter` (if any).

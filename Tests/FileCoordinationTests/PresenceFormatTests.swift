@@ -78,3 +78,19 @@ import Testing
         #expect(PresenterRequest(Data("R subitem-deletion 0 5 /x".utf8)) == nil, "version 1 has no subitem deletions")
     }
 }
+
+/// The frozen mark of `Formats/presence/v3` is the one coordinators set and presenters find.
+@Suite struct PresenceVersion3FormatTests {
+    static let fixtures = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Formats/presence/v3/fixtures")
+
+    @Test("the fixture's mark is the mark of process 4242.abcdefghijkl.v2, and today's code finds it")
+    func markName() throws {
+        let folder = Self.fixtures.appendingPathComponent("presenters").path
+        let mark = UnresponsiveMark(folder: folder, name: "4242.abcdefghijkl.v2")
+        #expect(mark.isSet)
+        #expect(!UnresponsiveMark(folder: folder, name: "4243.abcdefghijkl.v2").isSet)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == [URL(fileURLWithPath: mark.path).lastPathComponent])
+    }
+}

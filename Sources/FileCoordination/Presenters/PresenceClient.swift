@@ -4,6 +4,7 @@ import Glibc
 import CDocumentKitShims
 import DocumentKitSystem
 import Foundation
+import Logging
 import SystemPackage
 
 /// The coordinator's side of ``PresenceServer``: asks the presenters of a unit in other
@@ -20,8 +21,14 @@ struct PresenceClient {
 
     /// Asks every other process presenting `request.unit`, adding the connections used to
     /// `connections` (one per version 2 process for the whole coordination; end them when the
-    /// accessor is done), or throws naming the process that failed or was too slow.
-    func ask(_ request: PresenterRequest, deadline: ContinuousClock.Instant, into connections: inout [PresenceConnection])
+    /// accessor is done), or throws naming the process that refused.
+    ///
+    /// A process that does not answer within `timeout` of being asked (stopped, hung, or too slow)
+    /// is marked unresponsive (``UnresponsiveMark``) and the coordination goes on without it; a
+    /// marked process is skipped at once, by this coordination and every other, until it
+    /// answers again. Each process gets the whole `timeout`: one that missed it does not shorten
+    /// the wait for the next.
+    func ask(_ request: PresenterRequest, timeout: Duration, into connections: inout [PresenceConnection])
         throws(DocumentKitError)
     {
         let unitFolder = PresenceServer.unitFolder(folder, request.unit)
@@ -30,6 +37,12 @@ struct PresenceClient {
             let peer = PresenceServer.Peer(name: entry)
             // Version 1 servers do not know subitem deletions; their watchers tell them afterwards.
             guard peer.isVersion2 || request.kind != .subitemDeletion else { continue }
+            let mark = UnresponsiveMark(folder: folder, name: entry)
+            if mark.isSet {
+                // Stuck: skipped without waiting. If its process is gone, its files go too.
+                removeIfDead(peer, mark: mark, unitFolder: unitFolder)
+                continue
+            }
             var connection: PresenceConnection
             var pooled = false
             if let index = connections.firstIndex(where: { $0.peer == entry && $0.isVersion2 }) {
@@ -42,6 +55,7 @@ struct PresenceClient {
                 guard let fresh = try connect(peer, unitFolder: unitFolder, request: request) else { continue }
                 connection = fresh
             }
+            let deadline = ContinuousClock.now + timeout
             var answer = connection.exchange(request, deadline: deadline)
             if answer == .closed && pooled {
                 // The pooled connection had gone stale: one fresh try.
@@ -56,11 +70,16 @@ struct PresenceClient {
             case .closed:
                 close(connection.descriptor)  // the process ended while we asked: nothing to wait for
             case .timedOut:
+                // Marked before the connection closes: a process that wakes and finds its
+                // coordinator gone finds the mark too, and removes it (see PresenceConversation).
+                mark.set()
                 close(connection.descriptor)  // its answer would come too late to read
-                throw failure(answer, peer, request)
-            case .refused:
+                logger.warning(
+                    "The presenter in process \(peer.pid) did not answer within the deadline for \(request.path); it is skipped until it answers again.")
+            case .refused(let text):
                 connections.append(connection)  // still usable; ended with the others
-                throw failure(answer, peer, request)
+                throw DocumentKitError(
+                    .busy, operation: .open, path: request.path, detail: "The presenter in process \(peer.pid) refused: \(text)")
             }
         }
     }
@@ -84,13 +103,22 @@ struct PresenceClient {
         return PresenceConnection(descriptor: descriptor, peer: peer.name, isVersion2: peer.isVersion2)
     }
 
-    /// The `busy` error for a process that refused or did not answer in time.
-    private func failure(_ answer: PresenceConnection.Answer, _ peer: PresenceServer.Peer, _ request: PresenterRequest) -> DocumentKitError {
-        if case .refused(let text) = answer {
-            return DocumentKitError(
-                .busy, operation: .open, path: request.path, detail: "The presenter in process \(peer.pid) refused: \(text)")
+    /// Removes the entry, socket and mark of a marked process that is gone (`kill(pid, 0)` says
+    /// so, and its socket refuses connections: the pid may belong to another pid namespace).
+    private func removeIfDead(_ peer: PresenceServer.Peer, mark: UnresponsiveMark, unitFolder: String) {
+        guard let pid = pid_t(peer.pid), kill(pid, 0) != 0, errno == ESRCH else { return }
+        let socketPath = folder + "/" + peer.name + ".sock"
+        let descriptor = dk_unix_connect(socketPath)
+        if descriptor >= 0 {
+            close(descriptor)
+            return
         }
-        return DocumentKitError(
-            .busy, operation: .open, path: request.path, detail: "The presenter in process \(peer.pid) did not answer within the deadline.")
+        guard errno == ECONNREFUSED || errno == ENOENT else { return }
+        unlink(unitFolder + "/" + peer.name)
+        unlink(socketPath)
+        mark.clear()
+        pool.forget(peer.name)
     }
 }
+
+private let logger = Logger(label: "DocumentKit.presenters")

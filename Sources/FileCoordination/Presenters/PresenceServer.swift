@@ -17,7 +17,9 @@ import Synchronization
 /// connection's requests in turn on a thread of its own (``PresenceConversation``), running
 /// presenter callbacks on that thread when the presenter's delivery is idle. Version 1 processes
 /// (entries without `.v2`) get a connection per request, closed at the end. A socket that refuses
-/// connections belongs to a dead process: its entries are removed by whoever finds them.
+/// connections belongs to a dead process: its entries are removed by whoever finds them. A
+/// process that misses a coordinator's deadline is marked unresponsive and skipped until it runs
+/// again (``UnresponsiveMark``).
 /// `Formats/presence/v2/SPEC.md` has the details.
 final class PresenceServer: Sendable {
     let folder: String
@@ -74,7 +76,8 @@ final class PresenceServer: Sendable {
                 if errno == EINTR || errno == ECONNABORTED { continue }
                 return
             }
-            let thread = Thread { [registry] in PresenceConversation(connection: connection, registry: registry).serve() }
+            let mark = UnresponsiveMark(folder: folder, name: name)
+            let thread = Thread { [registry] in PresenceConversation(connection: connection, registry: registry, mark: mark).serve() }
             thread.name = "DocumentKit.presence"
             thread.start()
         }

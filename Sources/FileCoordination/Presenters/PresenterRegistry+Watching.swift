@@ -11,6 +11,9 @@ struct PendingLook: Sendable {
     var item = false
     /// Everything in a presented folder (after an overflow or a move, or after its own write).
     var everything = false
+    /// The presenter missed coordinators' requests (its process did not answer in time): it
+    /// hears `presentedItemDidChange` even if the item looks the same (see ``UnresponsiveMark``).
+    var missedRequests = false
     /// Folders inside a presented folder, relative, with the entries to look at in each.
     var folders: [String: FolderTree.Names] = [:]
 
@@ -103,6 +106,11 @@ extension PresenterRegistry {
             }
         }
         lookInside(id, &item, look, &notices, postponingWrites: announcing)
+        if look.missedRequests && item.snapshot.exists && !notices.contains(where: { $0 == .changed || $0 == .deleted }) {
+            // What the watcher cannot see (a remote file system, a write undone meanwhile) may
+            // still have happened while the presenter was not listening.
+            notices.insert(.changed, at: 0)
+        }
         state.withLock { state in
             state.registrations[id]?.snapshot = item.snapshot
             state.registrations[id]?.tree = item.tree

@@ -193,6 +193,19 @@ final class PresenterRegistry: Sendable {
         return .success(reacquirers)
     }
 
+    /// This process missed coordinators' requests (it was stopped, or too slow, and was marked
+    /// unresponsive): every presenter looks at its item again and hears that it changed.
+    func announceMissedRequests() {
+        let ids = state.withLock { Array($0.registrations.keys) }
+        for id in ids {
+            mark(id) {
+                $0.item = true
+                $0.everything = true
+                $0.missedRequests = true
+            }
+        }
+    }
+
     /// Whether `path` is below `folder` (not `folder` itself).
     static func path(_ path: String, isInside folder: String) -> Bool {
         path.utf8.count > folder.utf8.count && path.utf8.starts(with: folder.utf8)

@@ -82,11 +82,10 @@ extension FileCoordinator {
     func askPresenters(_ resolved: [Resolved], inline: Bool = false) async throws(DocumentKitError) -> PresenterSessions {
         let client = namespace.presenceClient
         var sessions = PresenterSessions(pool: client.pool)
-        let deadline = ContinuousClock.now + presenterTimeout
         let localUnits = namespace.presenters.count > 0 ? namespace.presenters.presentedUnits : [:]
         for request in PresenterSessions.requests(for: resolved) {
             do {
-                try client.ask(request, deadline: deadline, into: &sessions.connections)
+                try client.ask(request, timeout: presenterTimeout, into: &sessions.connections)
             } catch {
                 await sessions.end()
                 throw error
@@ -110,9 +109,8 @@ extension FileCoordinator {
             // Only other processes to ask: no task needed.
             let client = namespace.presenceClient
             var sessions = PresenterSessions(pool: client.pool)
-            let deadline = ContinuousClock.now + presenterTimeout
             for request in requests {
-                do { try client.ask(request, deadline: deadline, into: &sessions.connections) } catch {
+                do { try client.ask(request, timeout: presenterTimeout, into: &sessions.connections) } catch {
                     sessions.endBlocking()
                     throw error
                 }

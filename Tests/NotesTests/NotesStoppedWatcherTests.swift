@@ -1,0 +1,46 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import DocumentKitTesting
+import Foundation
+import Testing
+
+/// `notes watch TITLE` stopped with `SIGSTOP` must not lock the note: the first command waits for
+/// it once (the presenter deadline, 5 s), later ones skip it, and it catches up when continued.
+@Suite struct NotesStoppedWatcherTests {
+    static let missedDeadline = "did not answer within the deadline"
+
+    @Test("with notes watch TITLE stopped, show and edit of the note succeed, only the first waits, and the watcher reloads when continued")
+    func stoppedWatcherDoesNotLockTheNote() async throws {
+        let directory = try TemporaryDirectory(prefix: "notes-stopped-watch")
+        let notes = NotesRunner(library: directory.appending("Library"))
+        try notes.ok(["init"])
+        try notes.ok(["new", "Trip", "--body", "one"])
+        let watcher = try NotesWatchTests.Watcher(notes: notes, directory: directory, arguments: ["Trip"])
+        try await Task.sleep(for: .milliseconds(500))  // let it open the note and start presenting
+        let pid = watcher.process.processIdentifier
+        kill(pid, SIGSTOP)
+        defer { kill(pid, SIGCONT) }
+
+        let show = try notes.run(["show", "Trip"])
+        #expect(show.status == 0, "\(show.stderr)")
+        #expect(show.stdout.contains("one"))
+        #expect(show.stderr.contains(Self.missedDeadline), "the first command waits for the stopped watcher once: \(show.stderr)")
+        let edit = try notes.run(["edit", "Trip", "--append", "two"])
+        #expect(edit.status == 0, "\(edit.stderr)")
+        #expect(!edit.stderr.contains(Self.missedDeadline), "a later command waited again: \(edit.stderr)")
+        #expect(try notes.ok(["show", "Trip"]).contains("two"))
+
+        kill(pid, SIGCONT)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline, !watcher.lines().contains(where: { $0["event"] == "reloaded" }) {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(watcher.lines().contains { $0["event"] == "reloaded" && $0["title"] == "Trip" }, "\(watcher.lines())")
+        // Running again, it is asked again, and the edit made while it was stopped stays.
+        let again = try notes.run(["edit", "Trip", "--append", "three"])
+        #expect(again.status == 0 && !again.stderr.contains(Self.missedDeadline), "\(again.stderr)")
+        let body = try notes.ok(["show", "Trip"])
+        #expect(body.contains("one") && body.contains("two") && body.contains("three"), "\(body)")
+    }
+}
