@@ -96,12 +96,12 @@ import Testing
         #expect(missing.stderr.contains("absent.png"))
     }
 
-    @Test("rm deletes the note and leaves nothing behind")
+    @Test("rm deletes the note and leaves nothing behind but its last state in the version store")
     func remove() throws {
         try notes.ok(["new", "Temp"])
         try notes.ok(["rm", "Temp"])
         #expect(try notes.run(["show", "Temp"]).status == 66)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: notes.library.path).isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: notes.library.path) == [".documentkit-versions"])
     }
 
     @Test("mv renames the note and its package; a taken title exits 73")

@@ -3,19 +3,34 @@ import DocumentKit
 import Foundation
 
 struct Remove: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "rm", abstract: "Delete a note.")
+    static let configuration = CommandConfiguration(
+        commandName: "rm", abstract: "Delete a note; its last state is kept as a version.",
+        discussion: """
+            A note that can't be read (a damaged manifest, members that don't match it) is removed too, named by \
+            its package (`Trip` or `trip.note`). Its last state stays in the version store.
+            """)
     @OptionGroup var options: LibraryOptions
     @Argument(help: "The note's title.") var title: String
 
     func run() async throws {
         try await runReportingErrors {
             let library = try options.writableLibrary
-            let entry = try await library.find(title)
-            try await entry.document.close(discardingChanges: true)
-            try await library.coordinator.coordinate(with: [.writingIntent(with: entry.url, options: .forDeleting)]) { _ in
-                do throws(DocumentKitError) { try FileItem.remove(at: entry.url) } catch { throw NotesError(error, note: title) }
+            let entry = try await library.findForVersions(title)
+            try await entry.document?.close(discardingChanges: true)
+            let kept = try await library.coordinator.coordinate(with: [.writingIntent(with: entry.url, options: .forDeleting)]) { granted in
+                do throws(DocumentKitError) {
+                    // Inside this coordination: a store that doesn't coordinate again.
+                    let store = VersionStore(
+                        libraryURL: library.url, manifestName: NoteFormat.manifestName, durability: library.store.durability,
+                        syncEngines: library.store.syncEngines)
+                    let kept = try store.addVersion(ofItemAt: granted[0].url, origin: .added)
+                    try FileItem.remove(at: granted[0].url)
+                    return kept
+                } catch {
+                    throw NotesError(error, note: title)
+                }
             }
-            print("Removed “\(entry.note.title)”")
+            print("Removed \(entry.document == nil ? entry.name : "“\(entry.title)”"); its last state is kept as version \(kept.persistentIdentifier).")
         }
     }
 }

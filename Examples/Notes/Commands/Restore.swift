@@ -5,7 +5,11 @@ import Foundation
 struct Restore: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Bring back an older version of a note; the note as it is now is kept as a version.",
-        discussion: "The id is one of `notes versions TITLE`. The restore is a save like any other: atomic, coordinated.")
+        discussion: """
+            The id is one of `notes versions TITLE`. The restore is a save like any other: atomic, coordinated. \
+            A note that can't be read (a damaged manifest, members that don't match it) is restored too: \
+            it is kept as a version first, so nothing is lost.
+            """)
     @OptionGroup var options: LibraryOptions
     @Argument(help: "The note's title.") var title: String
     @Argument(help: "The version's id.") var id: String
@@ -13,10 +17,10 @@ struct Restore: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             let library = try options.writableLibrary
-            let entry = try await library.find(title)
-            try await entry.document.close(discardingChanges: true)
+            let entry = try await library.findForVersions(title)
+            try await entry.document?.close(discardingChanges: true)
             let version = try library.version(id, of: entry.url, title: title)
-            let name = "“\(entry.note.title)” (\(entry.url.lastPathComponent))"
+            let name = entry.name
             guard !version.isCurrent else {
                 print("\(name) is at version \(id) already.")
                 return
@@ -25,7 +29,7 @@ struct Restore: AsyncParsableCommand {
             let date = version.modificationDate.map { " of \(VersionSummary.dateString($0))" } ?? ""
             print("Restored \(name) to version \(id)\(date).")
             if let kept {
-                print("The version it replaced is kept as \(kept.persistentIdentifier) (`notes restore \(NotesLibrary.quoted(entry.note.title)) \(kept.persistentIdentifier)` brings it back).")
+                print("The version it replaced is kept as \(kept.persistentIdentifier) (`notes restore \(NotesLibrary.quoted(entry.title)) \(kept.persistentIdentifier)` brings it back).")
             }
         }
     }

@@ -18,7 +18,9 @@ struct Versions: AsyncParsableCommand {
         discussion: """
             Saves keep the version they replace; sync engines' conflict copies become conflict versions. \
             `notes show TITLE --version ID` prints one, `notes restore TITLE ID` brings it back, `notes resolve` \
-            settles conflicts. Problems of the version store are warnings; the listing skips what they name.
+            settles conflicts. Problems of the version store are warnings; the listing skips what they name. \
+            A note that can't be read (a damaged manifest, members that don't match it) is named by its package \
+            (`Trip` or `trip.note`); if its document identifier can't be read, its versions are found by its name.
             """)
     @OptionGroup var options: LibraryOptions
     @Argument(help: "The note's title.") var title: String
@@ -28,20 +30,20 @@ struct Versions: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             let library = try options.adoptedLibrary
-            let entry = try await library.find(title)
+            let entry = try await library.findForVersions(title)
             let listing = try library.versions(of: entry.url, title: title)
             guard let current = listing.current else { throw NotesError(.noSuchNote, "“\(title)”: the note is gone") }
             let others = listing.others.filter { !$0.isUnresolvedConflict }.map(VersionSummary.init)
             let conflicts = listing.unresolvedConflicts.map(VersionSummary.init)
             if json {
-                try printJSON(VersionsOfNote(title: entry.note.title, current: VersionSummary(current), others: others, conflicts: conflicts))
+                try printJSON(VersionsOfNote(title: entry.title, current: VersionSummary(current), others: others, conflicts: conflicts))
                 return
             }
-            print("Versions of “\(entry.note.title)” (\(entry.url.lastPathComponent)), newest first:")
+            print("Versions of \(entry.name), newest first:")
             print(VersionTable.text([VersionSummary(current)] + conflicts + others))
             if !conflicts.isEmpty {
                 let count = conflicts.count == 1 ? "1 unresolved conflict" : "\(conflicts.count) unresolved conflicts"
-                print("\(count): `notes resolve \(NotesLibrary.quoted(entry.note.title)) --keep current|ID` or `--merge`.")
+                print("\(count): `notes resolve \(NotesLibrary.quoted(entry.title)) --keep current|ID` or `--merge`.")
             }
         }
     }

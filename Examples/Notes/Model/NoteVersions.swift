@@ -105,3 +105,42 @@ extension NotesLibrary {
         title.allSatisfy { $0.isLetter || $0.isNumber || "-_.".contains($0) } ? title : "\"\(title)\""
     }
 }
+
+/// A note that `versions`, `restore` and `rm` work on: read, or only found by its package name
+/// when it can't be read (a damaged manifest, members that don't match it).
+struct VersionedNote {
+    let url: URL
+    /// Its title, or the name it was asked by when it can't be read.
+    let title: String
+    /// The note, read; nil when it can't be.
+    let document: NoteDocument?
+    /// Why it can't be read.
+    let problem: NotesError?
+
+    /// How commands name it: “Trip” (trip.note).
+    var name: String { "“\(title)” (\(url.lastPathComponent))" }
+}
+
+extension NotesLibrary {
+    /// The note `title` names, as ``find(_:)`` finds it; a note that can't be read is found by
+    /// its package name (`Trip` → `trip.note`), with a warning saying why it can't be read:
+    /// its versions are what is needed to bring it back.
+    func findForVersions(_ title: String) async throws -> VersionedNote {
+        var failures: [(URL, DocumentKitError)] = []
+        let all = try await entries(problem: { failures.append(($0, $1)) })
+        let exact = all.filter { $0.note.title == title }
+        let matches = exact.isEmpty ? all.filter { $0.note.title.lowercased() == title.lowercased() } : exact
+        if matches.count > 1 { throw Self.ambiguity(title, matches) }
+        let byName = Self.packageName(for: title)
+        guard let entry = matches.first ?? all.first(where: { $0.url.lastPathComponent == byName }) else {
+            if let failure = failures.first(where: { $0.0.lastPathComponent == byName }) {
+                let problem = NotesError(failure.1, note: title)
+                warn("warning: \(problem.message)")
+                return VersionedNote(url: failure.0, title: title, document: nil, problem: problem)
+            }
+            let unread = failures.isEmpty ? "" : " (\(failures.count) of its notes could not be read: `notes check` says why)"
+            throw NotesError(.noSuchNote, "“\(title)”: no such note in \(url.path)\(unread)")
+        }
+        return VersionedNote(url: entry.url, title: entry.note.title, document: entry.document, problem: nil)
+    }
+}

@@ -227,7 +227,14 @@ extension VersionStore {
                 host: draft.host ?? self.savingComputerName, user: draft.user ?? self.savingUser, conflict: draft.isConflict,
                 resolved: false, discardable: false, ancestor: draft.ancestor, adoptedFrom: draft.adoptedFrom, resolution: nil)
         }
-        if let existing = existingVersion(id, in: documentFolder, itemURL: draft.itemURL) { return (record(id), existing) }
+        if let existing = existingVersion(id, in: documentFolder, itemURL: draft.itemURL) {
+            // The manifest names the contents only if the members match it (a hand-edited member
+            // leaves the manifest as it was): else these are other contents, kept as a version of their own.
+            guard draft.digest == nil, draft.tree == nil, isPackage, !membersMatchManifest(of: draft.source) else {
+                return (record(id), existing)
+            }
+            id = VersionIdentifier.make(date: modified, digest: nil)
+        }
         if exists(documentFolder.appendingPathComponent(id)) {
             id = VersionIdentifier.make(date: modified, digest: nil)  // a damaged entry holds the name
         }
@@ -261,9 +268,26 @@ extension VersionStore {
         defer { try? handle.close() }
         guard let data = try? handle.readToEnd() else { return nil }
         if isPackage {
-            guard let manifest = try? DocumentManifest(jsonData: data, path: file.path), manifest.members != nil else { return nil }
+            guard let manifest = try? DocumentManifest(jsonData: data, path: file.path), let members = manifest.members else { return nil }
+            // A member of another size than its record (an edit by another program): the
+            // manifest does not name these contents.
+            for (path, record) in members {
+                guard let status = try? fileSystem.status(of: url.path + "/" + path, in: AT_FDCWD), status.kind == .regular,
+                    status.size == record.size
+                else { return nil }
+            }
         }
         return Digest.sha256(data)
+    }
+
+    /// Whether every member the package's manifest lists is there with its size and SHA-256.
+    func membersMatchManifest(of url: URL) -> Bool {
+        let file = url.appendingPathComponent(manifestName)
+        guard let data = try? Data(contentsOf: file), let manifest = try? DocumentManifest(jsonData: data, path: file.path),
+            let package = try? FileWrapper(contentsOf: url, fileSystem: fileSystem)
+        else { return false }
+        var hasher = MemberHasher()
+        return (try? hasher.verify(package, against: manifest, manifestName: manifestName, packagePath: url.path).isComplete) ?? false
     }
 
     /// Completes the entries being built that are whole (`.new-…` with both its record and its

@@ -31,15 +31,23 @@ extension VersionStore {
 
     /// The key of the item at `itemURL`: `id-IDENTIFIER` for a package whose manifest has a
     /// document identifier (hashed when it isn't a safe name), else `path-` and a digest of the
-    /// item's path relative to the library.
+    /// item's path relative to the library; for a package whose manifest can't be read, the
+    /// document its versions were recorded under by name (see ``lookUpDocument(ofItemAt:)``).
     func documentKey(forItemAt itemURL: URL) -> DocumentKey {
-        if let identifier = documentIdentifier(ofItemAt: itemURL) {
-            let safe = identifier.utf8.count <= 100 && !identifier.isEmpty && identifier.utf8.allSatisfy { byte in
-                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                    || byte == 0x2D || byte == 0x5F || byte == 0x2E
-            } && identifier != "." && identifier != ".."
-            return DocumentKey(folderName: "id-" + (safe ? identifier : String(Digest.sha256(Data(identifier.utf8)).prefix(32))), identifier: identifier)
-        }
+        lookUpDocument(ofItemAt: itemURL).key
+    }
+
+    /// The key of the document with the manifest identifier `identifier`.
+    static func key(forIdentifier identifier: String) -> DocumentKey {
+        let safe = identifier.utf8.count <= 100 && !identifier.isEmpty && identifier.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == 0x2D || byte == 0x5F || byte == 0x2E
+        } && identifier != "." && identifier != ".."
+        return DocumentKey(folderName: "id-" + (safe ? identifier : String(Digest.sha256(Data(identifier.utf8)).prefix(32))), identifier: identifier)
+    }
+
+    /// The `path-` key of the item at `itemURL`: a digest of its path relative to the library.
+    func pathKey(forItemAt itemURL: URL) -> DocumentKey {
         let itemPath = itemURL.standardizedFileURL.path
         let libraryPath = libraryURL.path.hasSuffix("/") ? libraryURL.path : libraryURL.path + "/"
         let relative = itemPath.hasPrefix(libraryPath) ? String(itemPath.dropFirst(libraryPath.count)) : itemPath
@@ -48,19 +56,47 @@ extension VersionStore {
 
     /// The document identifier in the item's manifest, if it is a package with a readable one.
     func documentIdentifier(ofItemAt itemURL: URL) -> String? {
+        if case .identifier(let identifier) = readIdentifier(ofItemAt: itemURL) { return identifier }
+        return nil
+    }
+
+    /// What the item's manifest says of its document identifier.
+    enum IdentifierReading {
+        /// The manifest's document identifier.
+        case identifier(String)
+        /// The item is a file, or a package without a manifest member.
+        case noManifest
+        /// The manifest is there but can't be read, or has no identifier: why.
+        case unreadable(DocumentKitError)
+    }
+
+    /// Reads the document identifier of the item's manifest (``manifestName``).
+    func readIdentifier(ofItemAt itemURL: URL) -> IdentifierReading {
         let manifestURL = itemURL.appendingPathComponent(manifestName)
-        guard let data = try? Data(contentsOf: manifestURL), data.count <= 8 << 20 else { return nil }
-        let package = FileWrapper(directoryWithFileWrappers: [manifestName: FileWrapper(regularFileWithContents: data)])
-        guard let manifest = try? DocumentManifest(package: package, manifestName: manifestName, packagePath: itemURL.path) else {
-            return nil
+        let data: Data
+        do throws(Errno) {
+            guard let read = try readStoreFile(manifestURL, limit: 8 << 20) else { return .noManifest }
+            data = read
+        } catch {
+            if error == .notDirectory { return .noManifest }
+            return .unreadable(DocumentKitError(error, operation: .read, path: manifestURL.path, step: "reading the document identifier"))
         }
-        return manifest.documentIdentifier.isEmpty ? nil : manifest.documentIdentifier
+        let package = FileWrapper(directoryWithFileWrappers: [manifestName: FileWrapper(regularFileWithContents: data)])
+        do throws(DocumentKitError) {
+            let manifest = try DocumentManifest(package: package, manifestName: manifestName, packagePath: itemURL.path)
+            guard !manifest.documentIdentifier.isEmpty else {
+                return .unreadable(DocumentKitError(.corruptData, operation: .read, path: manifestURL.path, detail: "The manifest's document identifier is empty."))
+            }
+            return .identifier(manifest.documentIdentifier)
+        } catch {
+            return .unreadable(error)
+        }
     }
 
     /// Creates the store's folders and `store.json` if missing, and migrates a version 1 store;
     /// refuses a store written in a newer format.
     func prepareStore() throws(DocumentKitError) {
-        var version = try checkStoreFormat()
+        var version = try checkOrRepairStoreFormat()
         try makeFolder(libraryURL, "Can't create the library folder of the version store")
         try makeFolder(url, "Can't create the version store")
         try makeFolder(documentsURL, "Can't create the version store")
@@ -128,8 +164,8 @@ extension VersionStore {
         if durability == .durable { try? fileSystem.synchronizeDirectory(folder.rawValue, name: url.path) }
     }
 
-    /// Reads a small file of the store through the seam; nil when it is not there.
-    func readStoreFile(_ file: URL) throws(Errno) -> Data? {
+    /// Reads a small file of the store (at most `limit` bytes) through the seam; nil when it is not there.
+    func readStoreFile(_ file: URL, limit: Int64 = 1 << 20) throws(Errno) -> Data? {
         let fd: CInt
         do { fd = try fileSystem.open(file.path, in: AT_FDCWD, flags: O_RDONLY | O_NOFOLLOW) } catch {
             if error == .noSuchFileOrDirectory || error == .notDirectory { return nil }
@@ -137,12 +173,13 @@ extension VersionStore {
         }
         defer { Glibc.close(fd) }
         let status = try fileSystem.status(of: fd, name: file.path)
-        guard status.size <= 1 << 20 else { throw .fileTooLarge }
+        guard status.size <= limit else { throw .fileTooLarge }
         return try readAll(fd, size: Int(status.size), name: file.path, using: fileSystem)
     }
 
     /// The format version in `store.json` (nil when there is none yet); throws when it names a
-    /// newer store format (this code must not change such a store) or is not a store description.
+    /// newer store format (this code must not change such a store), is not a store description,
+    /// or is damaged (see ``checkOrRepairStoreFormat()``).
     @discardableResult
     func checkStoreFormat() throws(DocumentKitError) -> Int? {
         let storeFile = url.appendingPathComponent("store.json")
@@ -153,17 +190,44 @@ extension VersionStore {
         } catch {
             throw DocumentKitError(error, operation: .read, path: storeFile.path, step: "reading the version store's description")
         }
-        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
-            object["format"] as? String == Self.formatIdentifier, let version = object["version"] as? Int
-        else {
+        switch Self.describe(data) {
+        case .foreign:
             throw DocumentKitError(.corruptData, operation: .read, path: storeFile.path, detail: "This is not a DocumentKit version store description.")
-        }
-        guard version <= Self.formatVersion else {
+        case .damaged(let reason):
             throw DocumentKitError(
-                .newerFormat, operation: .read, path: storeFile.path,
-                detail: "The version store is in format \(version); this version of DocumentKit reads up to \(Self.formatVersion).")
+                .corruptData, operation: .read, path: storeFile.path, step: Self.damagedDescriptionStep,
+                detail: "The version store's description is damaged: \(reason).")
+        case .version(let version):
+            guard version <= Self.formatVersion else {
+                throw DocumentKitError(
+                    .newerFormat, operation: .read, path: storeFile.path,
+                    detail: "The version store is in format \(version); this version of DocumentKit reads up to \(Self.formatVersion).")
+            }
+            return version
         }
-        return version
+    }
+
+    /// The step of the error of a damaged `store.json` (what ``checkOrRepairStoreFormat()`` repairs).
+    static let damagedDescriptionStep = "reading the version store's description"
+
+    /// What a `store.json` says.
+    enum StoreDescription: Equatable {
+        /// A description of this store format's `version`.
+        case version(Int)
+        /// A JSON object describing another format: not this code's to change.
+        case foreign
+        /// Not a JSON object, or one without a format and version: why.
+        case damaged(String)
+    }
+
+    static func describe(_ data: Data) -> StoreDescription {
+        let parsed: Any
+        do { parsed = try JSONSerialization.jsonObject(with: data) } catch { return .damaged("it is not valid JSON") }
+        guard let object = parsed as? [String: Any] else { return .damaged("it is not a JSON object") }
+        guard let format = object["format"] as? String else { return .damaged("it has no format") }
+        guard format == formatIdentifier else { return .foreign }
+        guard let version = object["version"] as? Int, version >= 1 else { return .damaged("it has no valid version") }
+        return .version(version)
     }
 
     /// A new hidden name in `folder`, for an entry being built or removed.

@@ -5,13 +5,30 @@ import Logging
 extension VersionStore {
     /// The current version of the item and every version the store keeps of it.
     ///
-    /// Never fails for a damaged store: what can't be read is in ``VersionListing/problems``.
-    /// - Throws: Only when the store is in a newer format than this code reads.
+    /// Never fails for a damaged store: what can't be read is in ``VersionListing/problems``. A
+    /// package whose manifest can't be read is looked up by its name (see
+    /// ``VersionListing/Identification/name``), and the listing's problems say so; a store
+    /// whose `store.json` is damaged is rebuilt first, from its entries.
+    /// - Throws: Only when the store is in a newer format than this code reads, or its
+    ///   description can't be read or repaired.
     public func versions(ofItemAt itemURL: URL) throws(DocumentKitError) -> VersionListing {
-        try checkStoreFormat()
-        let key = documentKey(forItemAt: itemURL)
-        let (others, problems) = storedVersions(of: key, itemURL: itemURL)
-        return VersionListing(current: currentVersion(ofItemAt: itemURL), others: others, problems: problems)
+        try checkOrRepairStoreFormat()
+        let lookup = lookUpDocument(ofItemAt: itemURL)
+        var others: [FileVersion] = []
+        var problems: [DocumentKitError] = lookup.problem.map { [$0] } ?? []
+        if let problem = lookup.problem { Self.logger.notice("Version store: \(problem.description)") }
+        for key in lookup.keys {
+            let (found, foundProblems) = storedVersions(of: key, itemURL: itemURL)
+            others += found.filter { version in !others.contains { $0.persistentIdentifier == version.persistentIdentifier } }
+            problems += foundProblems
+        }
+        others.sort(by: Self.newestFirst)
+        return VersionListing(current: currentVersion(ofItemAt: itemURL), others: others, problems: problems, identification: lookup.identification)
+    }
+
+    /// The order of listings: newest first, then by identifier.
+    static func newestFirst(_ a: FileVersion, _ b: FileVersion) -> Bool {
+        (a.modificationDate ?? .distantPast, a.persistentIdentifier) > (b.modificationDate ?? .distantPast, b.persistentIdentifier)
     }
 
     /// The item as it is now, as a version; nil when there is no item.
@@ -87,7 +104,7 @@ extension VersionStore {
         for problem in problems where reporting {
             Self.logger.notice("Version store: \(problem.description)\(problem.description.contains("skipped") ? "" : " It is skipped.")")
         }
-        versions.sort { ($0.modificationDate ?? .distantPast, $0.persistentIdentifier) > ($1.modificationDate ?? .distantPast, $1.persistentIdentifier) }
+        versions.sort(by: Self.newestFirst)
         return (versions, problems)
     }
 

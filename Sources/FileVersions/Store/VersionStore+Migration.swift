@@ -13,6 +13,27 @@ extension VersionStore {
     /// replaced by a private copy; files that were one inode stay one inode among the versions
     /// of a document. Then `store.json` says 2. Idempotent: a migration that dies is redone.
     func migrateFromVersion1() throws(DocumentKitError) {
+        try makeEveryVersionPrivate()
+        let folder = try openFolder(url, "opening the version store")
+        try replaceStoreDescription(in: folder, step: "migrating the version store to format 2")
+        Self.logger.notice("Version store \(url.path) migrated to format 2: its versions share no file with the documents")
+    }
+
+    /// Replaces `store.json` in the store's open folder by this code's description (hidden name, rename).
+    func replaceStoreDescription(in folder: Descriptor, step: String) throws(DocumentKitError) {
+        let temporary = try writeTemporaryFile(Self.storeDescription, named: "store.json", in: folder, path: url.path)
+        do { try fileSystem.rename(temporary, in: folder.rawValue, to: "store.json", in: folder.rawValue) } catch {
+            _ = try? fileSystem.unlink(temporary, in: folder.rawValue)
+            throw DocumentKitError(error, operation: .save, path: url.path + "/store.json", step: step)
+        }
+        if durability == .durable { try? fileSystem.synchronizeDirectory(folder.rawValue, name: url.path) }
+    }
+
+    /// Replaces every file of every version that has other hard links by a private copy (see
+    /// ``migrateFromVersion1()``); returns how many documents the store has.
+    @discardableResult
+    func makeEveryVersionPrivate() throws(DocumentKitError) -> Int {
+        guard exists(documentsURL) else { return 0 }
         let documents = try openFolder(documentsURL, "opening the version store to migrate it")
         let keys: [String]
         do { keys = try fileSystem.contentsOfDirectory(documents.rawValue, name: documentsURL.path) } catch {
@@ -29,14 +50,7 @@ extension VersionStore {
                 try makePrivate("item", in: entryFolder.rawValue, path: entryURL.path + "/item", copies: &copies)
             }
         }
-        let folder = try openFolder(url, "opening the version store")
-        let temporary = try writeTemporaryFile(Self.storeDescription, named: "store.json", in: folder, path: url.path)
-        do { try fileSystem.rename(temporary, in: folder.rawValue, to: "store.json", in: folder.rawValue) } catch {
-            _ = try? fileSystem.unlink(temporary, in: folder.rawValue)
-            throw DocumentKitError(error, operation: .save, path: url.path + "/store.json", step: "migrating the version store to format 2")
-        }
-        if durability == .durable { try? fileSystem.synchronizeDirectory(folder.rawValue, name: url.path) }
-        Self.logger.notice("Version store \(url.path) migrated to format 2: its versions share no file with the documents")
+        return keys.filter { !$0.hasPrefix(".") }.count
     }
 
     struct FileIdentityKey: Hashable {
