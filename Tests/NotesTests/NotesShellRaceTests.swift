@@ -102,7 +102,7 @@ import Testing
         #expect(checks.map { $0["sameDocumentIdentifierAs"] as? [String] } == [[original.path], [copy.path]])
 
         let lookup = try notes.run(["show", "Trip"])
-        #expect(lookup.status == 64)
+        #expect(lookup.status == 65, "two notes with one title is bad data (65), not a usage error (64)")
         #expect(lookup.stderr.contains(original.path) && lookup.stderr.contains(copy.path), "\(lookup.stderr)")
         #expect(lookup.stderr.contains("notes check --fix"), "\(lookup.stderr)")
 
