@@ -13,13 +13,14 @@ struct Notes: AsyncParsableCommand {
             The library is --library DIR, else $NOTES_LIBRARY, else ~/Notes.
             Exit status: 0 success, 64 usage, 65 bad data (a damaged note, or one this version can't
             read), 66 no such note or library, 73 can't create (a note with that title exists), 74 I/O
-            error, 75 busy (try again), 77 read-only (a newer version wrote the note and allows only
+            error, 75 busy (try again: also a note a sync may still be delivering), 77 read-only (a newer version wrote the note and allows only
             newer versions to change it).
             """,
         version: NoteFormat.appVersion,
         subcommands: [
             Init.self, New.self, List.self, Show.self, Edit.self, Attach.self, Remove.self, Move.self, Watch.self,
-            Versions.self, Restore.self, Recover.self, Conflicts.self, Resolve.self, Check.self, Migrate.self, Tour.self,
+            Versions.self, Restore.self, Recover.self, Conflicts.self, Resolve.self, Check.self, Migrate.self, Repair.self,
+            Tour.self,
         ]
     )
 

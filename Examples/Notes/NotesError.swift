@@ -23,16 +23,21 @@ struct NotesError: Error, CustomStringConvertible {
         let status: Status =
             switch error.code {
             case .corruptData, .unsupportedFileType, .symbolicLinkNotAllowed, .newerFormat, .unsupportedFormat,
-                .incompletePackage, .migrationFailed:
+                .modifiedPackage, .migrationFailed:
                 .badData
             case .readOnlyDocument: .readOnly
             case .notFound: .noSuchNote
-            case .busy, .changedSinceRead: .busy
+            // A package a sync may still be delivering: try again once it has settled.
+            case .busy, .changedSinceRead, .incompletePackage: .busy
             case .alreadyExists: .cantCreate
             case .invalidArgument: .usage
             default: .ioError
             }
-        self.init(status, "“\(note)”: \(error)")
+        var message = "“\(note)”: \(error)"
+        if error.code == .modifiedPackage, !note.isEmpty {
+            message += " `notes repair \(NotesLibrary.quoted(note))` accepts its members as they are now (the note as found is kept as a version)."
+        }
+        self.init(status, message)
     }
 }
 

@@ -48,8 +48,17 @@ extension Document {
 
     /// Reads the item at `url` under a coordinated read (on the I/O queue): `open()`'s reading,
     /// and a reload's. Changes nothing in the document. Follows a move made while the read waited.
+    /// A package refused as incomplete or modified names the newest whole version in the store
+    /// (``DocumentKitError/lastCompleteVersionPath``).
     func readItem(at requested: URL) throws(DocumentKitError) -> Reading {
+        do { return try readItemOnce(at: requested) } catch {
+            throw withLastCompleteVersion(error)
+        }
+    }
+
+    private func readItemOnce(at requested: URL) throws(DocumentKitError) -> Reading {
         let format = self.format
+        let settlePeriod = packageSettlePeriod
         return try coordinated(writing: false, at: requested) { (granted: URL) throws(DocumentKitError) in
             let url = Self.itemLocation(requested: requested, granted: granted)
             // Conflict copies a sync engine left inside a package are not part of it.
@@ -58,7 +67,7 @@ extension Document {
             var hasher = MemberHasher()
             var manifested: ManifestedPackage.Opened?
             if let format {
-                let opened = try ManifestedPackage.open(tree, format: format, path: url.path, hasher: &hasher)
+                let opened = try ManifestedPackage.open(tree, format: format, path: url.path, hasher: &hasher, settlePeriod: settlePeriod)
                 tree = opened.tree
                 manifested = opened
             }
@@ -187,11 +196,18 @@ extension Document {
             // that saves queued one after the other build on each other.
             conflict = try await perform { () throws(DocumentKitError) -> FileVersion? in
                 var (previous, manifest, hasher) = self.state.withLock { ($0.tree, $0.manifest, $0.hasher) }
+                // A copy of another live document gets an identity of its own at its first save
+                // in place (Document+Identity.swift); a copy saved elsewhere gets one at once.
+                let ownIdentity = inPlace && format != nil ? self.identityOfCopy(at: url) : nil
                 var tree: FileWrapper
                 do {
                     if let format {
                         var fields = manifest ?? format.makeManifest(writer: writer)
                         tree = try self.fileWrapper(for: content, manifest: &fields, replacing: previous)
+                        if operation == .saveTo, let identifier = manifest?.documentIdentifier, fields.documentIdentifier == identifier {
+                            fields.documentIdentifier = UUID().uuidString
+                        }
+                        self.applyOwnIdentity(ownIdentity, to: &fields)
                         (tree, fields) = try ManifestedPackage.prepareSave(
                             tree, manifest: fields, format: format, writer: writer, path: url.path, hasher: &hasher)
                         manifest = fields
@@ -211,6 +227,7 @@ extension Document {
                         }
                         // The item's place now: it may have moved while the save waited.
                         let place = try self.placeToSave(requested: url, granted: granted)
+                        if let ownIdentity, let format { try self.takeOwnIdentity(ownIdentity, at: place, format: format, options: options) }
                         let (saved, conflict, base) = try self.write(tree, to: place, options: options)
                         return (saved, conflict, base, place)
                     }

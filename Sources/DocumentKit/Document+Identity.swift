@@ -1,0 +1,86 @@
+import Foundation
+import Synchronization
+
+/// The identifier a copy of a document was given instead of the original's.
+struct DocumentIdentityChange: Sendable, Equatable {
+    /// The identifier the copy shared with the original.
+    var old: String
+    /// The copy's own.
+    var new: String
+}
+
+/// A copy is a new document: `cp -a` of a package, or a sync engine's, shares the original's
+/// document identifier, and so its history in the version store. At its first save in place, a
+/// document that finds another live item holding its identifier gives itself one of its own.
+///
+/// The rule: the item holding an identifier is the one at the place where the version store
+/// last kept a version of that identifier (the name recorded with its newest version, in the
+/// document's folder). If that item exists, is another file than the document's, and its
+/// manifest has the same identifier, the document is a copy: before its save it writes a new
+/// identifier into the manifest on disk (its members untouched, nothing kept as a version),
+/// then saves as usual, so the state it replaces is kept in its own history and the original's
+/// history is never touched. A document whose identifier has no history yet keeps it (there is
+/// nothing to mix up): the first of two copies to keep a version holds it.
+extension Document {
+    /// The identity change the save in place at `url` must make, if the document is a copy
+    /// (see above); looked at once per document, at its first save in place.
+    func identityOfCopy(at url: URL) -> DocumentIdentityChange? {
+        let (checked, manifest, store) = state.withLock { state in
+            (state.checkedIdentity || state.ownIdentity != nil, state.manifest, state.versionStore)
+        }
+        guard !checked else { return nil }
+        let change = copyIdentityChange(at: url, manifest: manifest, store: store)
+        // Once found, the change is made by the save (``takeOwnIdentity``), or looked for again.
+        if change == nil { state.withLock { $0.checkedIdentity = true } }
+        return change
+    }
+
+    private func copyIdentityChange(at url: URL, manifest: DocumentManifest?, store: VersionStore?) -> DocumentIdentityChange? {
+        guard let identifier = manifest?.documentIdentifier, let store, let format,
+            let versions = try? store.otherVersions(ofItemAt: url),
+            let newest = versions.max(by: { ($0.modificationDate ?? .distantPast) < ($1.modificationDate ?? .distantPast) })
+        else { return nil }
+        let place = url.deletingLastPathComponent().appendingPathComponent(newest.localizedName)
+        guard place.lastPathComponent != url.lastPathComponent,
+            let there = ItemState.ofItem(at: place), let here = ItemState.ofItem(at: url),
+            there.identity.device != here.identity.device || there.identity.inode != here.identity.inode,
+            let data = try? Data(contentsOf: place.appendingPathComponent(format.manifestName)),
+            let other = try? DocumentManifest(jsonData: data, path: place.path), other.documentIdentifier == identifier
+        else { return nil }
+        return DocumentIdentityChange(old: identifier, new: UUID().uuidString)
+    }
+
+    /// Writes the copy's own identifier in the manifest of `fields` where it still has the
+    /// original's (a subclass that keeps the identifier in its content writes that back).
+    func applyOwnIdentity(_ pending: DocumentIdentityChange?, to fields: inout DocumentManifest) {
+        guard let change = pending ?? state.withLock({ $0.ownIdentity }), fields.documentIdentifier == change.old else { return }
+        fields.documentIdentifier = change.new
+    }
+
+    /// Inside the save's coordinated write of `url`, before it writes: gives the package on disk
+    /// the copy's own identifier (its manifest rewritten, its members linked as they are), so
+    /// that the save keeps what it replaces in the copy's own history. A document whose base
+    /// was the item on disk keeps it as its base.
+    func takeOwnIdentity(
+        _ change: DocumentIdentityChange, at url: URL, format: FormatDescription, options: SaveOptions
+    ) throws(DocumentKitError) {
+        let found = try FileWrapper(contentsOf: url, fileSystem: options.fileSystem)
+        var manifest = try DocumentManifest(package: found, manifestName: format.manifestName, packagePath: url.path)
+        if manifest.documentIdentifier == change.old {
+            manifest.documentIdentifier = change.new
+            var tree = found
+            tree[format.manifestName] = FileWrapper(regularFileWithContents: try manifest.jsonData())
+            let base = state.withLock { $0.base }
+            let wasBase = base.flatMap { base in baseOfItem(at: url).map { base.isStill($0) } } ?? false
+            _ = try tree.write(to: url, options: options)
+            if wasBase {
+                let now = baseOfItem(at: url)
+                state.withLock { $0.base = now }
+            }
+        }
+        state.withLock { state in
+            state.ownIdentity = change
+            state.manifest?.documentIdentifier = change.new
+        }
+    }
+}
