@@ -13,7 +13,11 @@ extension Document {
     /// - Throws: ``DocumentKitError`` naming the file: the system's error, `corruptData` (the
     ///   contents or the manifest are malformed), `unsupportedFormat`, `newerFormat` (written by
     ///   a newer version: "format 4, this app reads up to 3"), `incompletePackage` ("3 of 5
-    ///   members match"), `migrationFailed`. What was in memory stays, and the file is untouched.
+    ///   members match", and something in it changed within ``packageSettlePeriod``: a sync may
+    ///   still be delivering it), `modifiedPackage` (the same, settled: another program edited it;
+    ///   see ``acceptMembersOnDisk()``), both with ``DocumentKitError/lastCompleteVersionPath``
+    ///   when the store has a whole version, `migrationFailed`. What was in memory stays, and the
+    ///   file is untouched.
     ///
     /// With a ``coordinator``, the open document presents its file until ``close(discardingChanges:)``:
     /// it reloads after other programs' writes, keeps them as conflict versions when it has unsaved
@@ -134,6 +138,10 @@ extension Document {
     /// read it: it fails with `notFound` and the edits stay in memory; only a document that knows
     /// of the deletion (``DocumentState/fileDeleted``, see ``open()``) writes the file again.
     ///
+    /// A copy of another document (`cp -a` of a package) takes a document identifier of its own
+    /// at its first save, so that its versions don't join the original's history (see
+    /// <doc:FormatVersioning>, "A copy is a new document").
+    ///
     /// - Throws: ``DocumentKitError`` naming the file; `readOnlyDocument` for a document that
     ///   may be read but not changed (nothing is written); `notFound` for a file deleted since
     ///   the document read it.
@@ -146,8 +154,8 @@ extension Document {
     ///   (`url` must be ``fileURL``), as ``save()`` describes;
     /// - ``SaveOperation/saveAs``: to `url`, which becomes the document's file (a file there is
     ///   replaced, and kept in the version store if there is one);
-    /// - ``SaveOperation/saveTo``: a copy at `url`; the document, its file and its unsaved
-    ///   changes stay as they were;
+    /// - ``SaveOperation/saveTo``: a copy at `url`, a new document with an identifier of its own
+    ///   (with a ``format``); the document, its file and its unsaved changes stay as they were;
     /// - ``SaveOperation/autosaveElsewhere``: like `saveTo`, for drafts (``autosavedContentsURL``).
     ///
     /// Every save is atomic and coordinated; the changes counted when it started are marked

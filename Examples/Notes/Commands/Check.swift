@@ -76,8 +76,9 @@ struct Check: AsyncParsableCommand {
             store holds of it (versions, unresolved conflicts, damaged entries, conflict copies not adopted \
             yet), and which notes share a document identifier with another: copies of one note made by \
             `cp -r` or a sync engine, which `notes versions` and the version store can't tell apart. The \
-            notes are not written, except with --fix: of packages sharing an identifier, the one named after \
-            its title (`trip.note` for “Trip”), else the first by name, keeps it, and every other gets a new \
+            notes are not written, except with --fix: of packages sharing an identifier, the one at the place \
+            where the version store last kept a version of it, else the one named after its title \
+            (`trip.note` for “Trip”), else the first by name, keeps it, and every other gets a new \
             one, keeping its text (the shared versions stay with the one that kept the identifier).
             Exit status: 0 if every note opens and has an identifier of its own, 65 if one is damaged, \
             incomplete or too new, or shares its identifier.
