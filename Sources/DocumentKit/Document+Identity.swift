@@ -19,8 +19,9 @@ struct DocumentIdentityChange: Sendable, Equatable {
 /// manifest has the same identifier, the document is a copy: before its save it writes a new
 /// identifier into the manifest on disk (its members untouched, nothing kept as a version),
 /// then saves as usual, so the state it replaces is kept in its own history and the original's
-/// history is never touched. A document whose identifier has no history yet keeps it (there is
-/// nothing to mix up): the first of two copies to keep a version holds it.
+/// history is never touched. While the identifier has no history yet, the sibling of the same
+/// kind (path extension) with the identifier whose folder changed earlier (its change time) is
+/// the original: a copy is made after it. The folder is listed then, once per document.
 extension Document {
     /// The identity change the save in place at `url` must make, if the document is a copy
     /// (see above); looked at once per document, at its first save in place.
@@ -36,18 +37,43 @@ extension Document {
     }
 
     private func copyIdentityChange(at url: URL, manifest: DocumentManifest?, store: VersionStore?) -> DocumentIdentityChange? {
-        guard let identifier = manifest?.documentIdentifier, let store, let format,
-            let versions = try? store.otherVersions(ofItemAt: url),
-            let newest = versions.max(by: { ($0.modificationDate ?? .distantPast) < ($1.modificationDate ?? .distantPast) })
-        else { return nil }
-        let place = url.deletingLastPathComponent().appendingPathComponent(newest.localizedName)
-        guard place.lastPathComponent != url.lastPathComponent,
-            let there = ItemState.ofItem(at: place), let here = ItemState.ofItem(at: url),
+        guard let identifier = manifest?.documentIdentifier, let store, let format, let here = ItemState.ofItem(at: url) else {
+            return nil
+        }
+        let folder = url.deletingLastPathComponent()
+        let change = DocumentIdentityChange(old: identifier, new: UUID().uuidString)
+        let versions = (try? store.otherVersions(ofItemAt: url)) ?? []
+        if let newest = versions.max(by: { ($0.modificationDate ?? .distantPast) < ($1.modificationDate ?? .distantPast) }) {
+            // The history's place holds the identifier.
+            let place = folder.appendingPathComponent(newest.localizedName)
+            guard place.lastPathComponent != url.lastPathComponent,
+                Self.item(at: place, holds: identifier, otherThan: here, manifestName: format.manifestName) != nil
+            else { return nil }
+            return change
+        }
+        // No history yet: a sibling of the same kind with the identifier whose folder changed
+        // earlier (the original, which a copy is made from) holds it.
+        guard !url.pathExtension.isEmpty, let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else {
+            return nil
+        }
+        for name in names.sorted() where name != url.lastPathComponent && !name.hasPrefix(".") && name.hasSuffix("." + url.pathExtension) {
+            let place = folder.appendingPathComponent(name)
+            guard let there = Self.item(at: place, holds: identifier, otherThan: here, manifestName: format.manifestName) else { continue }
+            let (thereChanged, hereChanged) = (there.identity.changeTime ?? there.identity.modificationTime, here.identity.changeTime ?? here.identity.modificationTime)
+            if thereChanged < hereChanged { return change }
+        }
+        return nil
+    }
+
+    /// The state of the item at `place` if it is another file than `here` whose manifest has
+    /// `identifier`; nil otherwise.
+    private static func item(at place: URL, holds identifier: String, otherThan here: ItemState, manifestName: String) -> ItemState? {
+        guard let there = ItemState.ofItem(at: place),
             there.identity.device != here.identity.device || there.identity.inode != here.identity.inode,
-            let data = try? Data(contentsOf: place.appendingPathComponent(format.manifestName)),
+            let data = try? Data(contentsOf: place.appendingPathComponent(manifestName)), data.count <= 8 << 20,
             let other = try? DocumentManifest(jsonData: data, path: place.path), other.documentIdentifier == identifier
         else { return nil }
-        return DocumentIdentityChange(old: identifier, new: UUID().uuidString)
+        return there
     }
 
     /// Writes the copy's own identifier in the manifest of `fields` where it still has the

@@ -138,6 +138,25 @@ import Testing
     }
 }
 
+extension NotesRepairTests {
+    @Test("a cp -a copy of a note with no versions yet becomes a note of its own at its first save; the original keeps its identifier")
+    func copyWithoutHistoryGetsItsOwnIdentity() throws {
+        let before = try #require(try notes.json(["show", "trip.note", "--json"]) as? [String: Any])
+        let identifier = try #require(before["documentIdentifier"] as? String)
+        let copy = notes.library.appendingPathComponent("trip-copy.note")
+        #expect(Process.status("/bin/cp", ["-a", package.path, copy.path]) == 0)
+        #expect(try notes.run(["check"]).status == 65)  // two packages, one identifier: ambiguous until a save
+        try notes.ok(["edit", "trip-copy.note", "--append", "Copy only."])
+        let copied = try #require(try notes.json(["show", "trip-copy.note", "--json"]) as? [String: Any])
+        #expect(copied["documentIdentifier"] as? String != identifier)
+        try notes.ok(["edit", "trip.note", "--append", "Original only."])
+        let original = try #require(try notes.json(["show", "trip.note", "--json"]) as? [String: Any])
+        #expect(original["documentIdentifier"] as? String == identifier)
+        #expect(try versionCount("trip.note") == 1 && versionCount("trip-copy.note") == 1)
+        #expect(try notes.run(["check"]).status == 0)
+    }
+}
+
 extension Process {
     /// Runs `executable` with `arguments` and returns its exit status.
     static func status(_ executable: String, _ arguments: [String]) -> Int32 {
