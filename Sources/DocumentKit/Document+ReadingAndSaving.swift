@@ -25,7 +25,9 @@ extension Document {
     /// ``DocumentEvent/conflictGained(_:)``, ``DocumentEvent/moved(to:)``, ``DocumentEvent/deleted``),
     /// and saves its changes before another coordinator reads the file. Without one it presents nothing.
     public func open() async throws(DocumentKitError) {
-        let reading = try await perform { [fileURL] () throws(DocumentKitError) in try self.readItem(at: fileURL) }
+        let reading = try await perform { [fileURL] () throws(DocumentKitError) in
+            do throws(DocumentKitError) { return try self.readItem(at: fileURL) } catch { throw self.withLastCompleteVersion(error) }
+        }
         // An open that waited while a program moved the file read it at its new place.
         location.withLock { $0 = reading.url }
         let url = reading.url
@@ -52,15 +54,10 @@ extension Document {
 
     /// Reads the item at `url` under a coordinated read (on the I/O queue): `open()`'s reading,
     /// and a reload's. Changes nothing in the document. Follows a move made while the read waited.
-    /// A package refused as incomplete or modified names the newest whole version in the store
-    /// (``DocumentKitError/lastCompleteVersionPath``).
+    /// (`open()` names the newest whole version of a package refused as incomplete or modified,
+    /// ``DocumentKitError/lastCompleteVersionPath``; a reload, which only looks again at the next
+    /// change, does not look for it.)
     func readItem(at requested: URL) throws(DocumentKitError) -> Reading {
-        do { return try readItemOnce(at: requested) } catch {
-            throw withLastCompleteVersion(error)
-        }
-    }
-
-    private func readItemOnce(at requested: URL) throws(DocumentKitError) -> Reading {
         let format = self.format
         let settlePeriod = packageSettlePeriod
         return try coordinated(writing: false, at: requested) { (granted: URL) throws(DocumentKitError) in
