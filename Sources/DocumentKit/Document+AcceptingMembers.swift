@@ -54,7 +54,9 @@ extension Document {
         return try await perform { () throws(DocumentKitError) -> MemberAcceptance in
             try self.coordinated(writing: true, at: requested) { (granted: URL) throws(DocumentKitError) -> MemberAcceptance in
                 let url = Self.itemLocation(requested: requested, granted: granted)
-                let tree = try FileWrapper(contentsOf: url, fileSystem: options.fileSystem).withoutConflictCopies()
+                let found = try FileWrapper(contentsOf: url, fileSystem: options.fileSystem)
+                // Conflict copies a sync engine left inside are not members: not recorded, not removed.
+                let tree = found.withoutConflictCopies()
                 var hasher = MemberHasher()
                 let opened = try ManifestedPackage.open(
                     tree, format: format, path: url.path, hasher: &hasher, acceptingMembers: true)
@@ -73,8 +75,10 @@ extension Document {
                         + "restore a version instead. " + (error.detail ?? "")
                     throw error
                 }
-                let (accepted, _) = try ManifestedPackage.prepareSave(
+                let (recorded, _) = try ManifestedPackage.prepareSave(
                     tree, manifest: opened.status.manifestOnDisk, format: format, writer: writer, path: url.path, hasher: &hasher)
+                var accepted = found
+                accepted[format.manifestName] = recorded[format.manifestName]
                 guard let store else {
                     _ = try accepted.write(to: url, options: options)
                     return MemberAcceptance(verification: verification, keptVersion: nil)

@@ -101,6 +101,23 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: url.appendingPathComponent("Info.json").path))
     }
 
+    @Test("without a store, accepting keeps a sync engine's conflict copy in the package, unrecorded")
+    func conflictCopyIsKeptWithoutAStore() async throws {
+        try await saveTwoStates()
+        let copy = url.appendingPathComponent("text.sync-conflict-20261122-061514-OX5HCJ3.txt")
+        try Data("their edit".utf8).write(to: copy)
+        try appendToText(" and three")
+        let document = VersionedTextDocument(fileURL: url)
+        document.packageSettlePeriod = .zero
+        let acceptance = try await document.acceptMembersOnDisk()
+        #expect(acceptance.verification.mismatchedMembers == ["text.txt"] && acceptance.keptVersion == nil)
+        #expect(try Data(contentsOf: copy) == Data("their edit".utf8))
+        let manifest = try DocumentManifest(jsonData: Data(contentsOf: url.appendingPathComponent("Info.json")), path: url.path)
+        #expect(manifest.members.map { Set($0.keys) } == ["text.txt"])
+        try await document.open()
+        #expect(document.content.text == "two and three")
+    }
+
     @Test("a copy saved with saveTo has an identifier of its own")
     func saveToWritesAFreshIdentifier() async throws {
         try await saveTwoStates()

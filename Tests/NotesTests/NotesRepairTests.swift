@@ -54,6 +54,10 @@ import Testing
         // The store's newest whole version is named (lastCompleteVersionPath).
         #expect(show.stderr.contains("last complete version") && show.stderr.contains(".documentkit-versions"), "\(show.stderr)")
         #expect(try Data(contentsOf: manifest) == manifestBefore, "show wrote the manifest")
+        let check = try notes.run(["check", "--json"], environment: settled)
+        let checks = try #require(try JSONSerialization.jsonObject(with: Data(check.stdout.utf8)) as? [[String: Any]])
+        #expect(checks.first?["problem"] as? String == "modifiedPackage")
+        #expect((checks.first?["message"] as? String)?.contains("notes repair trip.note") == true)
 
         let repair = try notes.run(["repair", "Trip"], environment: settled)
         #expect(repair.status == 0, "\(repair.stderr)")

@@ -220,7 +220,9 @@ extension NoteCheck {
     init(url: URL, refusedWith error: DocumentKitError, manifest: DocumentManifest?) {
         self.init(
             package: url.lastPathComponent, path: url.path, title: manifest?.additionalFields["title"]?.stringValue,
-            outcome: .refused, migratedTo: nil, message: error.description, problem: error.code.name,
+            outcome: .refused, migratedTo: nil,
+            message: error.description + (error.code == .modifiedPackage ? " `notes repair \(url.lastPathComponent)` accepts its files as they are." : ""),
+            problem: error.code.name,
             formatVersion: manifest?.formatVersion, minReaderVersion: manifest?.minimumReaderVersion,
             minWriterVersion: manifest?.minimumWriterVersion, writer: manifest.map { "\($0.writer.name) \($0.writer.version)" },
             unrecognizedFields: nil, unrecognizedFeatures: nil, unrecognizedMigrations: nil, migrationSteps: nil, members: nil)
