@@ -12,9 +12,9 @@ struct Notes: AsyncParsableCommand {
         discussion: """
             The library is --library DIR, else $NOTES_LIBRARY, else ~/Notes.
             Exit status: 0 success, 64 usage (the command line is wrong), 65 bad data (a damaged note, one \
-            this version can't read, one too large to save, or a title that names several notes), 66 no such \
+            this version can't read, one too large to save, a note edited by another program (`notes repair`), or a title that names several notes), 66 no such \
             note or library, 73 can't create (a note with that title exists, or a name too long to save), 74 \
-            I/O error, 75 busy (try again), 77 read-only (a read-only library, or a note a newer version allows \
+            I/O error, 75 busy (try again; also a note a sync may still be delivering), 77 read-only (a read-only library, or a note a newer version allows \
             only newer versions to change).
             Errors: one line on stderr, `notes: …`; with --json, a JSON object on stderr instead: \
             {"error": {"status": 65, "code": "corruptData", "path": "…", "message": "…"}} (code and path when \
@@ -27,7 +27,8 @@ struct Notes: AsyncParsableCommand {
         version: NoteFormat.appVersion,
         subcommands: [
             Init.self, New.self, List.self, Show.self, Edit.self, Attach.self, Remove.self, Move.self, Watch.self,
-            Versions.self, Restore.self, Recover.self, Conflicts.self, Resolve.self, Check.self, Migrate.self, Tour.self,
+            Versions.self, Restore.self, Recover.self, Conflicts.self, Resolve.self, Check.self, Migrate.self, Repair.self,
+            Tour.self,
         ]
     )
 

@@ -26,7 +26,7 @@ struct NotesError: Error, CustomStringConvertible {
     init(_ error: DocumentKitError, note: String) {
         let status = Self.status(for: error)
         var message = note.isEmpty ? "\(error)" : "“\(note)”: \(error)"
-        if let hint = Self.hint(for: error) { message += " " + hint }
+        if let hint = Self.hint(for: error, note: note) { message += " " + hint }
         self.init(status, message, path: error.path)
         code = error.code.name
     }
@@ -36,18 +36,22 @@ struct NotesError: Error, CustomStringConvertible {
         if error.errno == .fileNameTooLong { return .cantCreate }
         switch error.code {
         case .corruptData, .unsupportedFileType, .symbolicLinkNotAllowed, .newerFormat, .unsupportedFormat,
-            .incompletePackage, .migrationFailed, .invalidArgument:
+            .modifiedPackage, .migrationFailed, .invalidArgument:
             return .badData
         case .readOnlyDocument, .readOnlyFileSystem, .permissionDenied: return .readOnly
         case .notFound: return .noSuchNote
-        case .busy, .changedSinceRead: return .busy
+        // A package a sync may still be delivering: try again once it has settled.
+        case .busy, .changedSinceRead, .incompletePackage: return .busy
         case .alreadyExists: return .cantCreate
         default: return .ioError
         }
     }
 
     /// What a person can do about `error`, when the error itself doesn't say.
-    static func hint(for error: DocumentKitError) -> String? {
+    static func hint(for error: DocumentKitError, note: String = "") -> String? {
+        if error.code == .modifiedPackage, !note.isEmpty {
+            return "`notes repair \(NotesLibrary.quoted(note))` accepts its members as they are now (the note as found is kept as a version)."
+        }
         if error.errno == .fileNameTooLong {
             return "The name is too long to save (a save writes a temporary item with a longer name beside it): "
                 + "rename the package to a shorter name (`mv` in a shell; its title stays)."

@@ -30,7 +30,8 @@ final class DocumentPresenter<Content: Sendable>: FilePresenter {
 ///
 /// - A change on disk that is not the document's own last state makes a clean document read the
 ///   file again (``DocumentEvent/reloaded``). A file that can't be read as it is now (a package a
-///   sync engine has delivered only in part, `incompletePackage`; corrupt contents) is left alone:
+///   sync engine has delivered only in part, `incompletePackage`; one another program edited,
+///   `modifiedPackage`; corrupt contents) is left alone:
 ///   the document keeps what it has and its base, and looks again at the next change.
 /// - A document with unsaved changes keeps them; what is on disk is kept as an unresolved
 ///   conflict version in its ``versionStore`` (``DocumentEvent/conflictGained(_:)``,

@@ -13,7 +13,11 @@ extension Document {
     /// - Throws: ``DocumentKitError`` naming the file: the system's error, `corruptData` (the
     ///   contents or the manifest are malformed), `unsupportedFormat`, `newerFormat` (written by
     ///   a newer version: "format 4, this app reads up to 3"), `incompletePackage` ("3 of 5
-    ///   members match"), `migrationFailed`. What was in memory stays, and the file is untouched.
+    ///   members match", and something in it changed within ``packageSettlePeriod``: a sync may
+    ///   still be delivering it), `modifiedPackage` (the same, settled: another program edited it;
+    ///   see ``acceptMembersOnDisk()``), both with ``DocumentKitError/lastCompleteVersionPath``
+    ///   when the store has a whole version, `migrationFailed`. What was in memory stays, and the
+    ///   file is untouched.
     ///
     /// With a ``coordinator``, the open document presents its file until ``close(discardingChanges:)``:
     /// it reloads after other programs' writes, keeps them as conflict versions when it has unsaved
@@ -21,7 +25,9 @@ extension Document {
     /// ``DocumentEvent/conflictGained(_:)``, ``DocumentEvent/moved(to:)``, ``DocumentEvent/deleted``),
     /// and saves its changes before another coordinator reads the file. Without one it presents nothing.
     public func open() async throws(DocumentKitError) {
-        let reading = try await perform { [fileURL] () throws(DocumentKitError) in try self.readItem(at: fileURL) }
+        let reading = try await perform { [fileURL] () throws(DocumentKitError) in
+            do throws(DocumentKitError) { return try self.readItem(at: fileURL) } catch { throw self.withLastCompleteVersion(error) }
+        }
         // An open that waited while a program moved the file read it at its new place.
         location.withLock { $0 = reading.url }
         let url = reading.url
@@ -48,8 +54,12 @@ extension Document {
 
     /// Reads the item at `url` under a coordinated read (on the I/O queue): `open()`'s reading,
     /// and a reload's. Changes nothing in the document. Follows a move made while the read waited.
+    /// (`open()` names the newest whole version of a package refused as incomplete or modified,
+    /// ``DocumentKitError/lastCompleteVersionPath``; a reload, which only looks again at the next
+    /// change, does not look for it.)
     func readItem(at requested: URL) throws(DocumentKitError) -> Reading {
         let format = self.format
+        let settlePeriod = packageSettlePeriod
         return try coordinated(writing: false, at: requested) { (granted: URL) throws(DocumentKitError) in
             let url = Self.itemLocation(requested: requested, granted: granted)
             // Conflict copies a sync engine left inside a package are not part of it.
@@ -59,7 +69,7 @@ extension Document {
             var hasher = MemberHasher()
             var manifested: ManifestedPackage.Opened?
             if let format {
-                let opened = try ManifestedPackage.open(tree, format: format, path: url.path, hasher: &hasher)
+                let opened = try ManifestedPackage.open(tree, format: format, path: url.path, hasher: &hasher, settlePeriod: settlePeriod)
                 tree = opened.tree
                 manifested = opened
             }
@@ -126,6 +136,10 @@ extension Document {
     /// read it: it fails with `notFound` and the edits stay in memory; only a document that knows
     /// of the deletion (``DocumentState/fileDeleted``, see ``open()``) writes the file again.
     ///
+    /// A copy of another document (`cp -a` of a package) takes a document identifier of its own
+    /// at its first save, so that its versions don't join the original's history (see
+    /// <doc:FormatVersioning>, "A copy is a new document").
+    ///
     /// - Throws: ``DocumentKitError`` naming the file; `readOnlyDocument` for a document that
     ///   may be read but not changed (nothing is written); `notFound` for a file deleted since
     ///   the document read it.
@@ -138,8 +152,8 @@ extension Document {
     ///   (`url` must be ``fileURL``), as ``save()`` describes;
     /// - ``SaveOperation/saveAs``: to `url`, which becomes the document's file (a file there is
     ///   replaced, and kept in the version store if there is one);
-    /// - ``SaveOperation/saveTo``: a copy at `url`; the document, its file and its unsaved
-    ///   changes stay as they were;
+    /// - ``SaveOperation/saveTo``: a copy at `url`, a new document with an identifier of its own
+    ///   (with a ``format``); the document, its file and its unsaved changes stay as they were;
     /// - ``SaveOperation/autosaveElsewhere``: like `saveTo`, for drafts (``autosavedContentsURL``).
     ///
     /// Every save is atomic and coordinated; the changes counted when it started are marked
@@ -188,11 +202,18 @@ extension Document {
             // that saves queued one after the other build on each other.
             conflict = try await perform { () throws(DocumentKitError) -> FileVersion? in
                 var (previous, manifest, hasher) = self.state.withLock { ($0.tree, $0.manifest, $0.hasher) }
+                // A copy of another live document gets an identity of its own at its first save
+                // in place (Document+Identity.swift); a copy saved elsewhere gets one at once.
+                let ownIdentity = inPlace && format != nil ? self.identityOfCopy(at: url) : nil
                 var tree: FileWrapper
                 do {
                     if let format {
                         var fields = manifest ?? format.makeManifest(writer: writer)
                         tree = try self.fileWrapper(for: content, manifest: &fields, replacing: previous)
+                        if operation == .saveTo, let identifier = manifest?.documentIdentifier, fields.documentIdentifier == identifier {
+                            fields.documentIdentifier = UUID().uuidString
+                        }
+                        self.applyOwnIdentity(ownIdentity, to: &fields)
                         (tree, fields) = try ManifestedPackage.prepareSave(
                             tree, manifest: fields, format: format, writer: writer, path: url.path, hasher: &hasher)
                         manifest = fields
@@ -212,6 +233,7 @@ extension Document {
                         }
                         // The item's place now: it may have moved while the save waited.
                         let place = try self.placeToSave(requested: url, granted: granted)
+                        if let ownIdentity, let format { try self.takeOwnIdentity(ownIdentity, at: place, format: format, options: options) }
                         let (saved, conflict, base) = try self.write(tree, to: place, options: options)
                         return (saved, conflict, base, place)
                     }

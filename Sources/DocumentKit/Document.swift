@@ -90,6 +90,12 @@ open class Document<Content: Sendable>: @unchecked Sendable {
         /// members, for a presenting document, catch a member written in place).
         var base: ItemState?
         var lastConflictVersion: FileVersion?
+        var packageSettlePeriod = PackageVerification.defaultSettlePeriod
+        /// Whether the first save in place looked for another live item with the document's identifier.
+        var checkedIdentity = false
+        /// The identifier this document was given instead of the one of the document it is a
+        /// copy of (old, new): every later save writes the new one (see `Document+Identity.swift`).
+        var ownIdentity: DocumentIdentityChange?
     }
 
     let state: Mutex<State>
@@ -289,6 +295,15 @@ open class Document<Content: Sendable>: @unchecked Sendable {
     public var versionStore: VersionStore? {
         get { state.withLock { $0.versionStore } }
         set { state.withLock { $0.versionStore = newValue } }
+    }
+
+    /// How long nothing in the document's package must have changed before members that don't
+    /// match its manifest count as edited by another program (``open()`` fails with
+    /// `modifiedPackage`; ``acceptMembersOnDisk()`` accepts them) rather than being delivered by a
+    /// sync (`incompletePackage`: wait). The default is ``PackageVerification/defaultSettlePeriod``.
+    public var packageSettlePeriod: Duration {
+        get { state.withLock { $0.packageSettlePeriod } }
+        set { state.withLock { $0.packageSettlePeriod = newValue } }
     }
 
     /// The unresolved conflict version the last save made, if the item on disk was no longer

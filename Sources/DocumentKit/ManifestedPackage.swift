@@ -13,20 +13,28 @@ enum ManifestedPackage {
 
     /// Reads the manifest of `tree` and applies the rules, in order: malformed manifest, another
     /// format, a newer reader needed or an unknown required feature (refused), an incomplete
-    /// package (refused), an older version (migrated in memory).
+    /// package (refused: still being delivered, or settled after another program's edit), an
+    /// older version (migrated in memory).
     ///
-    /// - Parameter hasher: The document's hasher; it learns the digests of the members it checks.
+    /// - Parameters:
+    ///   - hasher: The document's hasher; it learns the digests of the members it checks.
+    ///   - settlePeriod: How long an incomplete package must have been left alone to count as
+    ///     edited by another program rather than being delivered.
+    ///   - acceptingMembers: Opens an incomplete package as it is (for
+    ///     ``Document/acceptMembersOnDisk()``); ``FormatStatus/verification`` says what differs.
     /// - Throws: ``DocumentKitError``: `corruptData` (malformed manifest, naming it and the
     ///   problem), `unsupportedFormat`, `newerFormat`, `incompletePackage` ("3 of 5 members
-    ///   match"), `migrationFailed`, or the system's error reading a member.
+    ///   match", a sync may still be delivering it), `modifiedPackage` (the same, settled),
+    ///   `migrationFailed`, or the system's error reading a member.
     static func open(
-        _ tree: FileWrapper, format: FormatDescription, path: String, hasher: inout MemberHasher
+        _ tree: FileWrapper, format: FormatDescription, path: String, hasher: inout MemberHasher,
+        settlePeriod: Duration = PackageVerification.defaultSettlePeriod, acceptingMembers: Bool = false
     ) throws(DocumentKitError) -> Opened {
         let manifest = try DocumentManifest(package: tree, manifestName: format.manifestName, packagePath: path)
         let compatibility = format.compatibility(of: manifest, at: path)
         if case .refused(let error) = compatibility { throw error }
         let verification = try hasher.verify(tree, against: manifest, manifestName: format.manifestName, packagePath: path)
-        try verification.checkComplete()
+        if !acceptingMembers { try verification.checkComplete(settlePeriod: settlePeriod) }
         var document = MigratingDocument(fileWrapper: tree, manifest: manifest)
         if case .needsMigration = compatibility { try format.migrate(&document, at: path) }
         let applied = Set(manifest.appliedMigrations)

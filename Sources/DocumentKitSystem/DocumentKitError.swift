@@ -50,6 +50,10 @@ public struct DocumentKitError: Error, Sendable, CustomStringConvertible {
         public static let unsupportedFormat = Code("unsupportedFormat")
         /// Some members of a package don't match its manifest: a sync may have delivered it half-way.
         public static let incompletePackage = Code("incompletePackage")
+        /// Some members of a package don't match its manifest and nothing in it has changed for a
+        /// while: another program edited or damaged it without writing the manifest. Accepting the
+        /// members on disk (`Document.acceptMembersOnDisk()`) makes them the document's state again.
+        public static let modifiedPackage = Code("modifiedPackage")
         /// A registered migration step failed; the document in memory is as it was before it.
         public static let migrationFailed = Code("migrationFailed")
         /// The document may be read but not changed by this app: a newer version of its format
@@ -80,8 +84,9 @@ public struct DocumentKitError: Error, Sendable, CustomStringConvertible {
     public var detail: String?
     /// The error behind this one, when it came from elsewhere (for example a subclass's decoder).
     public var underlyingError: (any Error & Sendable)?
-    /// For an `incompletePackage`: the path of the last complete version of the document that
-    /// the app may offer instead, where one is known (the version store fills it in).
+    /// For an `incompletePackage` or a `modifiedPackage`: the contents of the newest whole version
+    /// of the document in its version store, which the app may offer instead (read it, never
+    /// change it); nil when the document has no store or the store has no version of it.
     public var lastCompleteVersionPath: String?
 
     /// Makes an error.

@@ -113,7 +113,8 @@ import Testing
         let verification = try Fixtures.verification(of: "missing-member.sketch")
         #expect(verification.missingMembers == ["attachments/photo.bin"])
         #expect(verification.mismatchedMembers.isEmpty)
-        let error = #expect(throws: DocumentKitError.self) { try verification.checkComplete() }
+        let changed = try #require(verification.lastChange)
+        let error = #expect(throws: DocumentKitError.self) { try verification.checkComplete(at: changed) }
         #expect(error?.code == .incompletePackage)
         #expect(error?.path == verification.path)
         #expect(error?.description.contains("4 of 5 members match its manifest; missing: “attachments/photo.bin”") == true)
@@ -129,11 +130,28 @@ import Testing
     @Test("a package a sync delivered half-way: “3 of 5 members match”, which are missing and which differ")
     func incomplete() throws {
         let verification = try Fixtures.verification(of: "incomplete.sketch")
-        let error = #expect(throws: DocumentKitError.self) { try verification.checkComplete() }
+        let changed = try #require(verification.lastChange)
+        let error = #expect(throws: DocumentKitError.self) { try verification.checkComplete(at: changed.addingTimeInterval(5)) }
         #expect(error?.description == "Couldn't open “\(verification.path)”: The package is incomplete: 3 of 5 members match its manifest; "
-            + "missing: “attachments/photo.bin”; different: “attachments/ticket.txt”. A sync may still be delivering it. "
-            + "The original is unchanged.")
+            + "missing: “attachments/photo.bin”; different: “attachments/ticket.txt”. A sync may still be delivering it (it changed 5 s ago): "
+            + "wait until nothing in it has changed for 60 s, and open it again. The original is unchanged.")
         #expect(error?.lastCompleteVersionPath == nil)
+    }
+
+    @Test("an incomplete package left alone for the settle period is a settled edit by another program, not a delivery")
+    func settledMismatch() throws {
+        let verification = try Fixtures.verification(of: "wrong-hash.sketch")
+        let changed = try #require(verification.lastChange)
+        #expect(!verification.isSettled(at: changed.addingTimeInterval(59)))
+        #expect(verification.isSettled(at: changed.addingTimeInterval(60)))
+        #expect(verification.isSettled(at: changed.addingTimeInterval(2), settlePeriod: .seconds(1)))
+        let delivering = #expect(throws: DocumentKitError.self) { try verification.checkComplete(at: changed.addingTimeInterval(59)) }
+        #expect(delivering?.code == .incompletePackage)
+        let settled = #expect(throws: DocumentKitError.self) { try verification.checkComplete(at: changed.addingTimeInterval(60)) }
+        #expect(settled?.code == .modifiedPackage)
+        #expect(settled?.description.contains("different: “body.md”") == true)
+        #expect(settled?.description.contains("an edit by another program") == true)
+        #expect(settled?.description.contains("still be delivering") == false)
     }
 
     @Test("members the manifest doesn't list, such as a sync engine's conflict copy, are allowed and reported")

@@ -91,7 +91,6 @@ import Testing
         let copy = library.appendingPathComponent("trip-copy.note")
         let cp = try Process.run(URL(fileURLWithPath: "/bin/cp"), arguments: ["-r", original.path, copy.path])
         cp.waitUntilExit()
-        try notes.ok(["edit", "trip-copy.note", "--set", "copied"])
         let identifier = try #require((try notes.json(["show", "trip.note", "--json"]) as? [String: Any])?["documentIdentifier"] as? String)
 
         let check = try notes.run(["check"])
@@ -109,6 +108,7 @@ import Testing
         let fix = try notes.run(["check", "--fix"])
         #expect(fix.status == 0, "\(fix.stderr)")
         #expect(fix.stdout.contains("\(copy.path): now has a document identifier of its own"), "\(fix.stdout)")
+        try notes.ok(["edit", "trip-copy.note", "--set", "copied"])
         let originalShown = try notes.json(["show", "trip.note", "--json"]) as? [String: Any]
         let copyShown = try notes.json(["show", "trip-copy.note", "--json"]) as? [String: Any]
         #expect(originalShown?["documentIdentifier"] as? String == identifier)

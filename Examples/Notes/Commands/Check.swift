@@ -84,8 +84,9 @@ struct Check: AsyncParsableCommand {
             store holds of it (versions, unresolved conflicts, damaged entries, conflict copies not adopted \
             yet), and which notes share a document identifier with another: copies of one note made by \
             `cp -r` or a sync engine, which `notes versions` and the version store can't tell apart. The \
-            notes are not written, except with --fix: of packages sharing an identifier, the one named after \
-            its title (`trip.note` for “Trip”), else the first by name, keeps it, and every other gets a new \
+            notes are not written, except with --fix: of packages sharing an identifier, the one at the place \
+            where the version store last kept a version of it, else the one named after its title \
+            (`trip.note` for “Trip”), else the first by name, keeps it, and every other gets a new \
             one, keeping its text (the shared versions stay with the one that kept the identifier).
             Exit status: 0 if every note opens and has an identifier of its own, 65 if one is damaged, \
             incomplete or too new, or shares its identifier.
@@ -229,7 +230,9 @@ extension NoteCheck {
     init(url: URL, refusedWith error: DocumentKitError, manifest: DocumentManifest?) {
         self.init(
             package: url.lastPathComponent, path: url.path, title: manifest?.additionalFields["title"]?.stringValue,
-            outcome: .refused, migratedTo: nil, message: error.description, problem: error.code.name,
+            outcome: .refused, migratedTo: nil,
+            message: error.description + (error.code == .modifiedPackage ? " `notes repair \(url.lastPathComponent)` accepts its files as they are." : ""),
+            problem: error.code.name,
             formatVersion: manifest?.formatVersion, minReaderVersion: manifest?.minimumReaderVersion,
             minWriterVersion: manifest?.minimumWriterVersion, writer: manifest.map { "\($0.writer.name) \($0.writer.version)" },
             unrecognizedFields: nil, unrecognizedFeatures: nil, unrecognizedMigrations: nil, migrationSteps: nil, members: nil)

@@ -86,10 +86,20 @@ struct NotesLibrary {
     func open(_ url: URL, presenting: Bool = false) async throws(DocumentKitError) -> NoteDocument {
         let document = NoteDocument(fileURL: url, readerVersion: readerVersion, coordinator: coordinator)
         document.versionStore = store
+        document.packageSettlePeriod = Self.settlePeriod
         document.presentsFile = presenting
         if presenting { document.autosavePolicy = nil }
         try await document.open()
         return document
+    }
+
+    /// How long nothing in a note's package must have changed before members that don't match
+    /// its manifest count as another program's edit (`notes repair` accepts them) rather than a
+    /// sync still delivering it: `$NOTES_SETTLE_SECONDS` if set (tests), else DocumentKit's default.
+    static var settlePeriod: Duration {
+        guard let text = ProcessInfo.processInfo.environment["NOTES_SETTLE_SECONDS"], let seconds = Double(text), seconds >= 0
+        else { return PackageVerification.defaultSettlePeriod }
+        return .milliseconds(Int64(seconds * 1000))
     }
 
     /// A new note at `url`, not saved yet, in format `readerVersion`.
@@ -187,8 +197,23 @@ struct NotesLibrary {
     }
 
     /// Of packages sharing one document identifier, the one that keeps it (the others are the
-    /// copies): the one named after its title (`trip.note` for “Trip”), else the first by name.
+    /// copies): a copy this app can't change; else the one at the place where the version store
+    /// last kept a version of the identifier (the rule a document's own save follows, see
+    /// DocumentKit's `Document`); else the one named after its title (`trip.note` for “Trip”),
+    /// else the first by name.
     func original(among packages: [URL]) async -> URL {
+        var writable: [URL] = []
+        for package in packages {
+            // A copy this app can't change (a newer format, damaged) keeps the identifier.
+            guard let document = try? await open(package), document.formatStatus?.isReadOnly != true else { return package }
+            writable.append(package)
+        }
+        if let newest = (try? store.otherVersions(ofItemAt: packages[0]))?
+            .max(by: { ($0.modificationDate ?? .distantPast) < ($1.modificationDate ?? .distantPast) }),
+            let holder = writable.first(where: { $0.lastPathComponent == newest.localizedName })
+        {
+            return holder
+        }
         var named: URL?
         for package in packages {
             // A copy this app can't change (a newer format, damaged) keeps the identifier.

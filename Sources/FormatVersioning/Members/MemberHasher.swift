@@ -1,5 +1,6 @@
 import DocumentKitSystem
 import FilePackages
+import Foundation
 
 /// Computes and checks the size and SHA-256 of a package's members, remembering each file's
 /// digest by the file's identity so that an unchanged member is hashed once, not at every save.
@@ -82,7 +83,8 @@ public struct MemberHasher: Sendable {
     ) throws(DocumentKitError) -> PackageVerification {
         var verification = PackageVerification(
             path: packagePath, hasMemberList: manifest.members != nil, listedCount: manifest.members?.count ?? 0,
-            matchingCount: 0, missingMembers: [], mismatchedMembers: [], unlistedMembers: [])
+            matchingCount: 0, missingMembers: [], mismatchedMembers: [], unlistedMembers: [],
+            lastChange: Self.lastChange(in: package))
         guard let members = manifest.members else { return verification }
         var found: [FileKey: Digest] = [:]
         for (path, record) in members {
@@ -154,6 +156,30 @@ public struct MemberHasher: Sendable {
         let sha256 = hash.finalize()
         if let identity { found[FileKey(identity)] = Digest(identity: identity, size: size, sha256: sha256) }
         return (size, sha256)
+    }
+
+    /// The newest change to anything in `package` as read (see ``PackageVerification/lastChange``):
+    /// the files' change times (their modification times where the change time is unknown) and
+    /// the folders' modification times; nil for a package made in memory.
+    static func lastChange(in package: FileWrapper) -> Date? {
+        var newest: Date?
+        func consider(_ date: Date?) {
+            if let date, newest.map({ date > $0 }) ?? true { newest = date }
+        }
+        var folders: [FileWrapper] = [package]
+        while let folder = folders.popLast() {
+            consider(folder.modificationDate)
+            for child in (folder.fileWrappers ?? [:]).values {
+                if child.isDirectory {
+                    folders.append(child)
+                } else if let identity = child.fileIdentity {
+                    consider(Date(timeIntervalSince1970: Double(identity.changeTime ?? identity.modificationTime) / 1e9))
+                } else {
+                    consider(child.modificationDate)
+                }
+            }
+        }
+        return newest
     }
 
     /// Every regular file below `package`, by relative path, except the top-level manifest.

@@ -1,0 +1,112 @@
+import Foundation
+import Synchronization
+
+/// The identifier a copy of a document was given instead of the original's.
+struct DocumentIdentityChange: Sendable, Equatable {
+    /// The identifier the copy shared with the original.
+    var old: String
+    /// The copy's own.
+    var new: String
+}
+
+/// A copy is a new document: `cp -a` of a package, or a sync engine's, shares the original's
+/// document identifier, and so its history in the version store. At its first save in place, a
+/// document that finds another live item holding its identifier gives itself one of its own.
+///
+/// The rule: the item holding an identifier is the one at the place where the version store
+/// last kept a version of that identifier (the name recorded with its newest version, in the
+/// document's folder). If that item exists, is another file than the document's, and its
+/// manifest has the same identifier, the document is a copy: before its save it writes a new
+/// identifier into the manifest on disk (its members untouched, nothing kept as a version),
+/// then saves as usual, so the state it replaces is kept in its own history and the original's
+/// history is never touched. While the identifier has no history yet, the sibling of the same
+/// kind (path extension) with the identifier whose folder changed earlier (its change time) is
+/// the original: a copy is made after it. The folder is listed then, once per document.
+extension Document {
+    /// The identity change the save in place at `url` must make, if the document is a copy
+    /// (see above); looked at once per document, at its first save in place.
+    func identityOfCopy(at url: URL) -> DocumentIdentityChange? {
+        let (checked, manifest, store) = state.withLock { state in
+            (state.checkedIdentity || state.ownIdentity != nil, state.manifest, state.versionStore)
+        }
+        guard !checked else { return nil }
+        let change = copyIdentityChange(at: url, manifest: manifest, store: store)
+        // Once found, the change is made by the save (``takeOwnIdentity``), or looked for again.
+        if change == nil { state.withLock { $0.checkedIdentity = true } }
+        return change
+    }
+
+    private func copyIdentityChange(at url: URL, manifest: DocumentManifest?, store: VersionStore?) -> DocumentIdentityChange? {
+        guard let identifier = manifest?.documentIdentifier, let store, let format, let here = ItemState.ofItem(at: url) else {
+            return nil
+        }
+        let folder = url.deletingLastPathComponent()
+        let change = DocumentIdentityChange(old: identifier, new: UUID().uuidString)
+        let versions = (try? store.otherVersions(ofItemAt: url)) ?? []
+        if let newest = versions.max(by: { ($0.modificationDate ?? .distantPast) < ($1.modificationDate ?? .distantPast) }) {
+            // The history's place holds the identifier.
+            let place = folder.appendingPathComponent(newest.localizedName)
+            guard place.lastPathComponent != url.lastPathComponent,
+                Self.item(at: place, holds: identifier, otherThan: here, manifestName: format.manifestName) != nil
+            else { return nil }
+            return change
+        }
+        // No history yet: a sibling of the same kind with the identifier whose folder changed
+        // earlier (the original, which a copy is made from) holds it.
+        guard !url.pathExtension.isEmpty, let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else {
+            return nil
+        }
+        for name in names.sorted() where name != url.lastPathComponent && !name.hasPrefix(".") && name.hasSuffix("." + url.pathExtension) {
+            let place = folder.appendingPathComponent(name)
+            guard let there = Self.item(at: place, holds: identifier, otherThan: here, manifestName: format.manifestName) else { continue }
+            let (thereChanged, hereChanged) = (there.identity.changeTime ?? there.identity.modificationTime, here.identity.changeTime ?? here.identity.modificationTime)
+            if thereChanged < hereChanged { return change }
+        }
+        return nil
+    }
+
+    /// The state of the item at `place` if it is another file than `here` whose manifest has
+    /// `identifier`; nil otherwise.
+    private static func item(at place: URL, holds identifier: String, otherThan here: ItemState, manifestName: String) -> ItemState? {
+        guard let there = ItemState.ofItem(at: place),
+            there.identity.device != here.identity.device || there.identity.inode != here.identity.inode,
+            let data = try? Data(contentsOf: place.appendingPathComponent(manifestName)), data.count <= 8 << 20,
+            let other = try? DocumentManifest(jsonData: data, path: place.path), other.documentIdentifier == identifier
+        else { return nil }
+        return there
+    }
+
+    /// Writes the copy's own identifier in the manifest of `fields` where it still has the
+    /// original's (a subclass that keeps the identifier in its content writes that back).
+    func applyOwnIdentity(_ pending: DocumentIdentityChange?, to fields: inout DocumentManifest) {
+        guard let change = pending ?? state.withLock({ $0.ownIdentity }), fields.documentIdentifier == change.old else { return }
+        fields.documentIdentifier = change.new
+    }
+
+    /// Inside the save's coordinated write of `url`, before it writes: gives the package on disk
+    /// the copy's own identifier (its manifest rewritten, its members linked as they are), so
+    /// that the save keeps what it replaces in the copy's own history. A document whose base
+    /// was the item on disk keeps it as its base.
+    func takeOwnIdentity(
+        _ change: DocumentIdentityChange, at url: URL, format: FormatDescription, options: SaveOptions
+    ) throws(DocumentKitError) {
+        let found = try FileWrapper(contentsOf: url, fileSystem: options.fileSystem)
+        var manifest = try DocumentManifest(package: found, manifestName: format.manifestName, packagePath: url.path)
+        if manifest.documentIdentifier == change.old {
+            manifest.documentIdentifier = change.new
+            var tree = found
+            tree[format.manifestName] = FileWrapper(regularFileWithContents: try manifest.jsonData())
+            let base = state.withLock { $0.base }
+            let wasBase = base.flatMap { base in baseOfItem(at: url).map { base.isStill($0) } } ?? false
+            _ = try tree.write(to: url, options: options)
+            if wasBase {
+                let now = baseOfItem(at: url)
+                state.withLock { $0.base = now }
+            }
+        }
+        state.withLock { state in
+            state.ownIdentity = change
+            state.manifest?.documentIdentifier = change.new
+        }
+    }
+}
