@@ -26,6 +26,7 @@ struct NotesError: Error, CustomStringConvertible {
                 .incompletePackage, .migrationFailed:
                 .badData
             case .readOnlyDocument: .readOnly
+            case .untrustedFolder: .readOnly  // 77, EX_NOPERM: a folder another user could control
             case .notFound: .noSuchNote
             case .busy, .changedSinceRead: .busy
             case .alreadyExists: .cantCreate

@@ -240,6 +240,7 @@ extension Document {
         } catch {
             state.withLock { $0.lastSaveError = error }
             changeState { $0.insert(.savingError) }
+            Self.logAutosaveFailure(operation, error)
             post(.saveFailed(operation, error))
             throw error
         }
