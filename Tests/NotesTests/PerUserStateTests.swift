@@ -168,6 +168,7 @@ struct PerUserStateTests {
         #expect(stat(entry.path, &status) == 0 && status.st_mode & 0o077 == 0)
         #expect(stat(entry.appendingPathComponent("draft.json").path, &status) == 0 && status.st_mode & 0o777 == 0o600)
         #expect(stat(entry.appendingPathComponent("owner.lock").path, &status) == 0 && status.st_mode & 0o777 == 0o600)
+        #expect(stat(draft, &status) == 0 && status.st_mode & 0o777 == 0o600)
     }
 }
 
