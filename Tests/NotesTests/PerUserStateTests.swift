@@ -136,6 +136,32 @@ struct PerUserStateTests {
         #expect(heard.isEmpty, "the planted presenter heard: \(heard)")
     }
 
+    @Test("Another user can't read the note `notes edit --editor` gives the editor")
+    func editorFileIsPrivate() throws {
+        try makeNote("Diary")
+        let (uid, gid) = Neighbour.ids!
+        let out = shared.appending("editor")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: false)
+        let script = shared.appending("editor.sh")
+        try Data(
+            """
+            #!/bin/sh
+            /usr/bin/setpriv --reuid=\(uid) --regid=\(gid) --clear-groups -- /bin/cat "$1" >/dev/null 2>&1; echo $? > \(out.path)/read
+            stat -c %a "$(dirname "$1")" > \(out.path)/mode
+            """.utf8
+        ).write(to: script)
+        #expect(chmod(script.path, 0o755) == 0)
+        var environment = victimEnvironment
+        environment["EDITOR"] = script.path
+        let result = try Spawned(
+            NotesRunner.executable.path, ["edit", "Diary", "--editor", "--library", notes.library.path], environment: environment,
+            folder: shared.url
+        ).finish(killingAfter: 20)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try String(contentsOf: out.appendingPathComponent("mode"), encoding: .utf8) == "700\n")
+        #expect(try String(contentsOf: out.appendingPathComponent("read"), encoding: .utf8) != "0\n", "the neighbour read the note")
+    }
+
     @Test("A drafts folder another user made is refused: the autosave fails loudly, naming it, and nothing is written there")
     func plantedDraftsFolderIsRefused() throws {
         let drafts = tmp.path + "/DocumentKit-drafts-\(geteuid())"
