@@ -84,6 +84,22 @@ import Testing
         _ = namespace
     }
 
+    @Test("A namespace folder in a folder every user may write is refused unless that folder is sticky")
+    func parentMustNotLetOthersRenameIt() throws {
+        let open = folder.appending("open")
+        try FileManager.default.createDirectory(at: open, withIntermediateDirectories: false)
+        #expect(chmod(open.path, 0o777) == 0)
+        let namespace = open.appendingPathComponent("ns")
+        do {
+            _ = try CoordinationNamespace(directory: namespace)
+            Issue.record("a folder that every user may rename away was used")
+        } catch {
+            #expect(error.code == .untrustedFolder && "\(error)".contains("without the sticky bit"), "\(error)")
+        }
+        #expect(chmod(open.path, 0o1777) == 0)
+        _ = try CoordinationNamespace(directory: namespace)
+    }
+
     @Test("A new namespace folder is created 0700 with a lock file 0600, and the error for a refused one names it")
     func newFolderIsPrivate() throws {
         let fresh = folder.appending("a/b/ns")

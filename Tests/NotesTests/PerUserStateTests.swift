@@ -66,7 +66,7 @@ struct PerUserStateTests {
         let result = try victim(["new", "Diary", "--body", "secret"])
         #expect(!result.hung)
         #expect(result.status == 77, "\(result.status) \(result.stderr)")
-        #expect(result.stderr.contains(namespaceFolder) && result.stderr.contains("owned by user \(Neighbour.ids!.uid)"), "\(result.stderr)")
+        #expect(result.stderr.contains(namespaceFolder) && result.stderr.contains("owned by dk-neighbour (uid \(Neighbour.ids!.uid))"), "\(result.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: namespaceFolder).isEmpty)
         // The same folder named explicitly is verified the same way.
         var environment = victimEnvironment

@@ -115,7 +115,7 @@ package struct PrivateFolder: Sendable {
             return nil
         }
         guard status.userID == user else {
-            return "it is owned by \(userDescription(status.userID)), not by you (\(userDescription(user)))"
+            return "it is owned by \(userDescription(status.userID)), not by you, \(userDescription(user))"
         }
         if status.permissions & 0o022 != 0 { return "other users may change it (mode \(mode))" }
         if sharing == .ownerOnly, status.permissions & 0o077 != 0 { return "other users may read it (mode \(mode))" }
@@ -185,7 +185,7 @@ package struct PrivateFolder: Sendable {
         }
         let user = geteuid()
         guard status.userID == user else {
-            return "it is owned by \(Self.userDescription(status.userID)), not by you (\(Self.userDescription(user)))"
+            return "it is owned by \(Self.userDescription(status.userID)), not by you, \(Self.userDescription(user))"
         }
         return nil
     }
@@ -224,14 +224,14 @@ package struct PrivateFolder: Sendable {
         return groups
     }
 
-    /// "user 999 (dk-neighbour)".
+    /// "dk-neighbour (uid 999)", or "uid 999" for a user without a name.
     package static func userDescription(_ uid: UInt32) -> String {
         var record = passwd()
         var result: UnsafeMutablePointer<passwd>?
         var buffer = [CChar](repeating: 0, count: 1024)
         if getpwuid_r(uid, &record, &buffer, buffer.count, &result) == 0, result != nil, let name = record.pw_name {
-            return "user \(uid) (\(String(cString: name)))"
+            return "\(String(cString: name)) (uid \(uid))"
         }
-        return "user \(uid)"
+        return "uid \(uid)"
     }
 }
