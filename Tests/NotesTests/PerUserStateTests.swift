@@ -42,7 +42,7 @@ struct PerUserStateTests {
     var namespaceFolder: String { tmp.path + "/documentkit-\(geteuid())" }
 
     /// Runs `notes ARGS` as the victim (killed if it takes 20 s: a hang).
-    func victim(_ arguments: [String]) throws -> Spawned.Result {
+    fileprivate func victim(_ arguments: [String]) throws -> Spawned.Result {
         try Spawned(
             NotesRunner.executable.path, arguments + ["--library", notes.library.path], environment: victimEnvironment,
             folder: shared.url
@@ -200,11 +200,11 @@ struct PerUserStateTests {
 
 extension NotesRunner {
     /// The built `dk-coordination-child`, beside `notes`.
-    static var coordinationChild: URL { executable.deletingLastPathComponent().appendingPathComponent("dk-coordination-child") }
+    fileprivate static var coordinationChild: URL { executable.deletingLastPathComponent().appendingPathComponent("dk-coordination-child") }
 }
 
 /// The second user of the per-user state tests.
-enum Neighbour {
+private enum Neighbour {
     static let name = "dk-neighbour"
     static let ids: (uid: uid_t, gid: gid_t)? = {
         guard let entry = getpwnam(name) else { return nil }
@@ -241,7 +241,7 @@ enum Neighbour {
 }
 
 /// A process whose output goes to files (read as they grow), with a pipe for its input.
-final class Spawned {
+private final class Spawned {
     struct Result {
         var status: Int32
         var stdout: String
