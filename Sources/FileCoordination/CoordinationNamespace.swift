@@ -93,16 +93,20 @@ public final class CoordinationNamespace: Sendable {
         let fd = try folder.openFile(
             "locks", flags: O_RDWR, creating: true, mode: folder.isSharedByGroup ? 0o660 : 0o600, what: "the coordination lock file",
             remedy: remedy, operation: .open)
-        var status = stat()
-        _ = fstat(fd, &status)
+        let lockFilePath = directory.appendingPathComponent("locks").path
+        let status: FileStatus
+        do { status = try FileSystem.live.status(of: fd, name: lockFilePath) } catch {
+            try? FileSystem.live.close(fd, name: lockFilePath)
+            throw DocumentKitError(error, operation: .open, path: lockFilePath, step: "checking the coordination lock file (fstat)")
+        }
         self.folder = folder
         self.lockFileDescriptor = Descriptor(owning: fd)
         self.directory = directory
         self.packageExtensions = Set(packageExtensions.map { $0.lowercased() })
-        self.lockFilePath = directory.appendingPathComponent("locks").path
+        self.lockFilePath = lockFilePath
         self.movesFolder = directory.appendingPathComponent("moves").path
         self.presenceFolder = directory.appendingPathComponent("presenters").path
-        self.lockFile = LockPlan.LockFile(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+        self.lockFile = LockPlan.LockFile(device: status.device, inode: status.inode)
         self.pool = Mutex([])
         self.folderChains = FolderChainCache()
         let extensions = self.packageExtensions
