@@ -19,6 +19,20 @@ if [ "$purpose" = test ]; then
     done
 fi
 
+# A second local user for the per-user state tests (Tests/NotesTests/PerUserStateTests.swift): the
+# neighbour who pre-creates, locks or reads another user's folders. Created when root; otherwise
+# those tests are disabled (with the reason) until it exists.
+test_user=dk-neighbour
+if [ "$purpose" = test ] && ! id "$test_user" >/dev/null 2>&1; then
+    if [ "$(id -u)" -eq 0 ] && command -v useradd >/dev/null 2>&1; then
+        useradd --system --no-create-home --shell /usr/sbin/nologin "$test_user"
+        echo "Created the test user $test_user"
+    else
+        echo "note: the per-user state tests need a second user; create it with:" >&2
+        echo "  sudo useradd --system --no-create-home --shell /usr/sbin/nologin $test_user" >&2
+    fi
+fi
+
 if ! command -v swift >/dev/null 2>&1; then
     echo "error: the Swift toolchain (6.2 or newer) is not on PATH; install it from swift.org first." >&2
     exit 69

@@ -39,6 +39,7 @@ struct NotesError: Error, CustomStringConvertible {
             .modifiedPackage, .migrationFailed, .invalidArgument:
             return .badData
         case .readOnlyDocument, .readOnlyFileSystem, .permissionDenied: return .readOnly
+        case .untrustedFolder: return .readOnly  // 77, EX_NOPERM: a folder another user could control
         case .notFound: return .noSuchNote
         // A package a sync may still be delivering: try again once it has settled.
         case .busy, .changedSinceRead, .incompletePackage: return .busy

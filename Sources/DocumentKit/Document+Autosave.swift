@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Synchronization
 
 /// Autosave: a document with unsaved changes saves itself after a quiet period.
@@ -123,8 +124,15 @@ extension Document {
             }
             return true
         } catch {
-            return false
+            return false  // logged, in lastSaveError and posted as saveFailed (logAutosaveFailure)
         }
+    }
+
+    /// Logs a failed autosave (a warning naming the item or folder and what to do), before the
+    /// `saveFailed` event: no one asked for the save, so its error must not go unseen.
+    static func logAutosaveFailure(_ operation: SaveOperation, _ error: DocumentKitError) {
+        guard operation == .autosaveInPlace || operation == .autosaveElsewhere else { return }
+        autosaveLogger.warning("Autosave failed: \(error)")
     }
 
     /// Whether the document's file exists as this document read or wrote it (opened, or saved once).
@@ -136,3 +144,5 @@ struct WeakDocument<D: AnyObject & Sendable>: @unchecked Sendable {
     weak var document: D?
     init(_ document: D) { self.document = document }
 }
+
+private let autosaveLogger = Logger(label: "DocumentKit.autosave")

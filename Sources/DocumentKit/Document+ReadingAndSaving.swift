@@ -253,8 +253,11 @@ extension Document {
                     self.presenterDidSave(movedTo: operation == .saveAs || followedMove)
                     return conflict
                 case .saveTo, .autosaveElsewhere:
+                    // A draft is the user's alone: 0600 (a package 0700), whatever the document's mode.
+                    var written = tree
+                    if operation == .autosaveElsewhere { written.permissions = written.isDirectory ? 0o700 : 0o600 }
                     _ = try self.coordinated(writing: true, at: url) { () throws(DocumentKitError) in
-                        try tree.write(to: url, options: options)
+                        try written.write(to: url, options: options)
                     }
                     if operation == .autosaveElsewhere { self.lifecycle.withLock { $0.autosavedContentsURL = url } }
                     return nil
@@ -263,6 +266,7 @@ extension Document {
         } catch {
             state.withLock { $0.lastSaveError = error }
             changeState { $0.insert(.savingError) }
+            Self.logAutosaveFailure(operation, error)
             post(.saveFailed(operation, error))
             throw error
         }

@@ -1,4 +1,5 @@
 import Dispatch
+import DocumentKitSystem
 import Foundation
 import Synchronization
 
@@ -231,10 +232,22 @@ open class Document<Content: Sendable>: @unchecked Sendable {
     open var autosaveDraftsFolder: URL { Self.defaultAutosaveDraftsFolder }
 
     /// The drafts folder of the class's documents, and where ``recoverable(in:using:)`` looks by
-    /// default: the folder `DocumentKit-drafts` in the system's temporary folder unless the
-    /// subclass says otherwise.
+    /// default, unless the subclass says otherwise: `$XDG_STATE_HOME/DocumentKit/drafts`, else
+    /// `~/.local/state/DocumentKit/drafts` when the home folder is the user's, else
+    /// `$TMPDIR/DocumentKit-drafts-<uid>` (`/tmp` without `TMPDIR`).
+    ///
+    /// Whichever folder is used (this one or an override) is created with mode `0700` and must be
+    /// the user's alone: a folder another user owns or may write is refused (the autosave fails
+    /// with `untrustedFolder`, naming it), and one the user owns that others may read is made
+    /// `0700`.
     open class var defaultAutosaveDraftsFolder: URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("DocumentKit-drafts", isDirectory: true)
+        URL(fileURLWithPath: Self.defaultDraftsPath(ProcessInfo.processInfo.environment), isDirectory: true)
+    }
+
+    /// The default drafts folder for `environment` (see ``defaultAutosaveDraftsFolder``).
+    static func defaultDraftsPath(_ environment: [String: String]) -> String {
+        if let state = UserFolders.stateDirectory(environment) { return state + "/DocumentKit/drafts" }
+        return UserFolders.perUserTemporaryFolder("DocumentKit-drafts", environment)
     }
 
     // MARK: Content and changes

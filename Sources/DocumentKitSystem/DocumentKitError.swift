@@ -59,6 +59,9 @@ public struct DocumentKitError: Error, Sendable, CustomStringConvertible {
         /// The document may be read but not changed by this app: a newer version of its format
         /// wrote it and allows only newer writers (its `minWriterVersion`).
         public static let readOnlyDocument = Code("readOnlyDocument")
+        /// A folder for per-user state (coordination, drafts), or a file in it, is not the user's
+        /// own, or another user may change it: it is refused (the message says why and what to do).
+        public static let untrustedFolder = Code("untrustedFolder")
         /// Any other failure; see ``DocumentKitError/errno``.
         public static let other = Code("other")
     }

@@ -12,11 +12,18 @@ import SystemPackage
 /// recognise the same package extensions. The default (``default``) works for all processes of
 /// one user on one machine:
 /// `$DOCUMENTKIT_COORDINATION_DIR`, else `$XDG_RUNTIME_DIR/documentkit`, else
-/// `/tmp/documentkit-<uid>`, created with mode `0700`.
+/// `$TMPDIR/documentkit-<uid>` (`/tmp` without `TMPDIR`), created with mode `0700`.
 ///
-/// For processes of several users, give them one folder they can all write (for example a
-/// group-owned folder with mode `2770`) through `DOCUMENTKIT_COORDINATION_DIR` or
-/// ``init(directory:packageExtensions:)``; the lock file is created with mode `0660` there.
+/// The folder is opened once and verified on its descriptor: a directory, not a symbolic link,
+/// owned by the user, not writable by anyone else, in a folder that doesn't let others rename
+/// it; so is the lock file (a regular file of the user's with one name). Anything else is refused
+/// with ``DocumentKitError/Code/untrustedFolder``: another user could otherwise block, redirect
+/// or watch the user's coordinations.
+///
+/// For processes of several users, give them one folder, set explicitly (through
+/// `DOCUMENTKIT_COORDINATION_DIR` or ``init(directory:packageExtensions:)``), owned by one of them
+/// or root, of a group they share, with mode `2770`; the lock file is created with mode `0660`
+/// there, and every member of the group is trusted.
 ///
 /// The locks are open-file-description locks (`F_OFD_SETLK`) on byte ranges of one file,
 /// `locks`, which is never replaced or removed: nothing piles up, and the kernel releases every
@@ -30,6 +37,10 @@ public final class CoordinationNamespace: Sendable {
     public let packageExtensions: Set<String>
 
     private let lockFilePath: String
+    /// The verified namespace folder, open for the namespace's life.
+    private let folder: PrivateFolder
+    /// The lock file as opened (and verified) once: new descriptions are opened from it, never by name.
+    private let lockFileDescriptor: Descriptor
     private let pool: Mutex<[CInt]>
     /// Folder chains resolved recently.
     let folderChains: FolderChainCache
@@ -68,65 +79,103 @@ public final class CoordinationNamespace: Sendable {
 
     /// A namespace in `directory` (created, with its parents, if missing). `packageExtensions`
     /// are compared without regard to case.
-    public init(directory: URL, packageExtensions: Set<String> = []) throws(DocumentKitError) {
+    ///
+    /// - Throws: ``DocumentKitError``: `untrustedFolder` if the folder or its lock file could be
+    ///   another user's (see the type's discussion); the system's error if it can't be created.
+    public convenience init(directory: URL, packageExtensions: Set<String> = []) throws(DocumentKitError) {
+        try self.init(directory: directory, packageExtensions: packageExtensions, sharing: .group, remedy: Self.remedy(explicit: true))
+    }
+
+    init(directory: URL, packageExtensions: Set<String>, sharing: PrivateFolder.Sharing, remedy: String) throws(DocumentKitError) {
         // Everything that can fail happens before any stored property is set.
+        let folder = try PrivateFolder.open(
+            directory.path, creating: true, sharing: sharing, what: "the coordination folder", remedy: remedy, operation: .open)
+        let fd = try folder.openFile(
+            "locks", flags: O_RDWR, creating: true, mode: folder.isSharedByGroup ? 0o660 : 0o600, what: "the coordination lock file",
+            remedy: remedy, operation: .open)
         let lockFilePath = directory.appendingPathComponent("locks").path
-        let fd = try Self.openLockFile(in: directory.path, lockFilePath: lockFilePath)
+        let status: FileStatus
+        do { status = try FileSystem.live.status(of: fd, name: lockFilePath) } catch {
+            try? FileSystem.live.close(fd, name: lockFilePath)
+            throw DocumentKitError(error, operation: .open, path: lockFilePath, step: "checking the coordination lock file (fstat)")
+        }
+        self.folder = folder
+        self.lockFileDescriptor = Descriptor(owning: fd)
         self.directory = directory
         self.packageExtensions = Set(packageExtensions.map { $0.lowercased() })
         self.lockFilePath = lockFilePath
         self.movesFolder = directory.appendingPathComponent("moves").path
         self.presenceFolder = directory.appendingPathComponent("presenters").path
-        var status = stat()
-        _ = fstat(fd, &status)
-        self.lockFile = LockPlan.LockFile(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
-        self.pool = Mutex([fd])
+        self.lockFile = LockPlan.LockFile(device: status.device, inode: status.inode)
+        self.pool = Mutex([])
         self.folderChains = FolderChainCache()
         let extensions = self.packageExtensions
         self.presenters = PresenterRegistry(isPackageName: { name in Self.isPackageName(name, extensions: extensions) })
     }
 
-    private static func openLockFile(in path: String, lockFilePath: String) throws(DocumentKitError) -> CInt {
-        do { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]) } catch {
-            throw DocumentKitError(
-                .permissionDenied, operation: .create, path: path, step: "creating the coordination folder",
-                detail: "\(error.localizedDescription)")
-        }
-        let fd = open(lockFilePath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o660)
-        guard fd >= 0 else {
-            throw DocumentKitError(Errno(rawValue: errno), operation: .open, path: lockFilePath, step: "opening the lock file")
-        }
-        return fd
+    /// What to do about a refused folder.
+    private static func remedy(explicit: Bool) -> String {
+        explicit
+            ? "Use a folder of your own with mode 0700, or one shared by a group (mode 2770) for processes of several users."
+            : "Remove it if it is not yours, or set DOCUMENTKIT_COORDINATION_DIR (or XDG_RUNTIME_DIR) to a folder of your own with mode 0700."
     }
 
-    /// The default namespace of this user, for directories with the given package extensions.
+    /// The default namespace of this user, for directories with the given package extensions:
+    /// in ``defaultDirectory``. Only a folder set with `DOCUMENTKIT_COORDINATION_DIR` may be one
+    /// shared by a group; the others must be the user's alone.
     public static func `default`(packageExtensions: Set<String> = []) throws(DocumentKitError) -> CoordinationNamespace {
-        try CoordinationNamespace(directory: defaultDirectory, packageExtensions: packageExtensions)
+        let explicit = ProcessInfo.processInfo.environment["DOCUMENTKIT_COORDINATION_DIR"].map { !$0.isEmpty } ?? false
+        return try CoordinationNamespace(
+            directory: defaultDirectory, packageExtensions: packageExtensions, sharing: explicit ? .group : .ownerWrites,
+            remedy: remedy(explicit: explicit))
     }
 
-    /// `$DOCUMENTKIT_COORDINATION_DIR`, else `$XDG_RUNTIME_DIR/documentkit`, else `/tmp/documentkit-<uid>`.
+    /// `$DOCUMENTKIT_COORDINATION_DIR`, else `$XDG_RUNTIME_DIR/documentkit`, else
+    /// `$TMPDIR/documentkit-<uid>` (`/tmp/documentkit-<uid>` without `TMPDIR`).
     public static var defaultDirectory: URL {
         let environment = ProcessInfo.processInfo.environment
         if let explicit = environment["DOCUMENTKIT_COORDINATION_DIR"], !explicit.isEmpty {
             return URL(fileURLWithPath: explicit)
         }
-        if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
+        if let runtime = UserFolders.runtimeDirectory(environment) {
             return URL(fileURLWithPath: runtime).appendingPathComponent("documentkit")
         }
-        return URL(fileURLWithPath: "/tmp/documentkit-\(getuid())")
+        return URL(fileURLWithPath: UserFolders.perUserTemporaryFolder("documentkit", environment))
     }
 
     deinit {
-        pool.withLock { fds in for fd in fds { close(fd) } }
+        pool.withLock { fds in for fd in fds { close(fd) } }  // the lock file and the folder close with their Descriptors
     }
 
     /// An open file description of the lock file of its own (locks of one description never
     /// conflict with each other, so every coordination needs its own).
+    ///
+    /// A new description is opened from the lock file opened at the start, through
+    /// `/proc/self/fd`, never by its name (which another process could have pointed elsewhere);
+    /// without `/proc`, by name in the verified folder's descriptor, and only if it is still the
+    /// same file.
     func takeDescription() throws(DocumentKitError) -> CInt {
         if let fd = pool.withLock({ $0.popLast() }) { return fd }
-        let fd = open(lockFilePath, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else {
-            throw DocumentKitError(Errno(rawValue: errno), operation: .open, path: lockFilePath, step: "opening the lock file")
+        let fileSystem = FileSystem.live
+        var fd: CInt
+        do { fd = try fileSystem.open("/proc/self/fd/\(lockFileDescriptor.rawValue)", in: AT_FDCWD, flags: O_RDWR) } catch {
+            guard error == .noSuchFileOrDirectory else {
+                throw DocumentKitError(error, operation: .open, path: lockFilePath, step: "opening the lock file again (/proc/self/fd)")
+            }
+            do { fd = try fileSystem.open("locks", in: folder.descriptor.rawValue, flags: O_RDWR | O_NOFOLLOW) } catch {
+                throw DocumentKitError(error, operation: .open, path: lockFilePath, step: "opening the lock file again")
+            }
+        }
+        let status: FileStatus
+        do { status = try fileSystem.status(of: fd, name: lockFilePath) } catch {
+            try? fileSystem.close(fd, name: lockFilePath)
+            throw DocumentKitError(error, operation: .open, path: lockFilePath, step: "checking the lock file (fstat)")
+        }
+        guard status.device == lockFile.device, status.inode == lockFile.inode else {
+            try? fileSystem.close(fd, name: lockFilePath)
+            throw DocumentKitError(
+                .untrustedFolder, operation: .open, path: lockFilePath,
+                detail: "The lock file was replaced while this process used it: coordinations would no longer exclude each other. Restart the app.")
         }
         return fd
     }

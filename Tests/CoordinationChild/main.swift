@@ -51,6 +51,18 @@
 // Opens the note LIBRARY_DIR/NAME (a `RaceNoteDocument` with the library's version store),
 // prints `opened BODY`, waits for a line on standard input, saves BODY as its body, prints `saved CONFLICT` and exits.
 //
+//     dk-coordination-child lock-file PATH
+//
+// Opens the file PATH and takes a POSIX write lock on all of it (`F_SETLK`, which conflicts with
+// the coordinations' open-file-description locks), prints `locked` (or `refused ERRNO`), and holds
+// it until a line arrives on standard input or it closes: another user's hold on a lock file.
+//
+//     dk-coordination-child draft PATH TEXT
+//
+// Makes a new, never saved `RaceTextDocument` for PATH with the content TEXT, in the default
+// drafts folder and namespace, and waits for its first autosave: prints `drafted DRAFT_PATH` and
+// exits 0, or `failed CODE FOLDER_OR_PATH` and exits 1.
+//
 // Times are CLOCK_MONOTONIC nanoseconds, comparable across the processes of one machine; every
 // line is flushed at once. Exit status 2: bad arguments; 3: the coordination failed.
 
@@ -109,6 +121,39 @@ func hold(milliseconds: Int) {
 }
 
 let arguments = CommandLine.arguments
+// The modes that make no namespace of their own.
+switch arguments.count >= 3 ? arguments[1] : "" {
+case "lock-file":
+    let fd = open(arguments[2], O_RDWR | O_CLOEXEC)
+    var lock = flock()
+    lock.l_type = Int16(F_WRLCK)
+    lock.l_whence = Int16(SEEK_SET)
+    if fd < 0 || fcntl(fd, F_SETLK, &lock) < 0 {
+        say("refused \(errno)")
+        exit(1)
+    }
+    say("locked")
+    var byte: UInt8 = 0
+    while read(0, &byte, 1) < 0 && errno == EINTR {}
+    exit(0)
+case "draft":
+    guard arguments.count >= 4 else { fail("draft: bad arguments", status: 2) }
+    let document = RaceTextDocument(fileURL: URL(fileURLWithPath: arguments[2]), content: arguments[3])
+    // The first autosave comes after the policy's quiet period (2 s): subscribed long before.
+    for await event in document.events() {
+        switch event {
+        case .saved(.autosaveElsewhere):
+            say("drafted \(document.autosavedContentsURL?.path ?? "?")")
+            exit(0)
+        case .saveFailed(_, let error):
+            say("failed \(error.code) \(error.path)")
+            exit(1)
+        default: continue
+        }
+    }
+    fail("draft: no autosave", status: 3)
+default: break
+}
 guard arguments.count >= 4 else {
     fail(
         "usage: hold NAMESPACE_DIR EXTS OP PATH HOLD_MS [remove] | increment NAMESPACE_DIR EXTS PATH COUNT [COORDINATED_PATH]"

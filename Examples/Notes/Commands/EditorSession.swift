@@ -43,8 +43,15 @@ struct EditorSession {
         let original = document.content.body
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("notes-edit-\(UUID().uuidString)", isDirectory: true)
         let file = folder.appendingPathComponent(NotesLibrary.slug(for: document.content.title) + ".md")
+        // The note's body is the user's alone while it is edited: a folder of theirs, 0700, verified.
         do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            _ = try PrivateFolder.open(
+                folder.path, creating: true, sharing: .ownerOnly, what: "the editor's folder",
+                remedy: "Set TMPDIR to a folder of your own.", operation: .edit)
+        } catch {
+            throw NotesError(error.code == .untrustedFolder ? .readOnly : .cantCreate, "can't make the editor's folder: \(error)")
+        }
+        do {
             try Data(original.utf8).write(to: file)
         } catch {
             throw NotesError(.cantCreate, "can't write the editor's file \(file.path): \(error.localizedDescription)")

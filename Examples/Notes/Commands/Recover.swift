@@ -40,6 +40,8 @@ struct Recover: AsyncParsableCommand {
         try await runReportingErrors {
             let library = try options.notesLibrary
             let scan = RecoverableDraft.scan(library.draftsFolder)
+            // A drafts folder another user could have filled is refused (exit 77), not read as empty.
+            if let error = scan.folderError { throw error }
             for damaged in scan.damaged {
                 warn("a damaged draft in \(damaged.entryURL.path): \(damaged.problem)")
             }

@@ -35,7 +35,8 @@ struct NotesLibrary {
     /// The coordinator of this user's processes, for which `.note` folders are packages.
     static func makeCoordinator() throws -> FileCoordinator {
         do { return FileCoordinator(namespace: try .default(packageExtensions: [NoteFormat.packageExtension])) } catch {
-            throw NotesError(.ioError, "can't set up coordination: \(error)")
+            // 77 for a folder another user could control (the message names it and what to do).
+            throw NotesError(error.code == .untrustedFolder ? .readOnly : .ioError, "can't set up coordination: \(error)")
         }
     }
 

@@ -151,6 +151,7 @@ extension Document {
         } catch {
             state.withLock { $0.lastSaveError = error }
             changeState { $0.insert(.savingError) }
+            Self.logAutosaveFailure(.autosaveElsewhere, error)
             post(.saveFailed(.autosaveElsewhere, error))
             throw error
         }

@@ -102,11 +102,8 @@ final class DraftEntry: Sendable {
         let hiddenName = ".\(id).creating"
         let hidden = drafts.appendingPathComponent(hiddenName, isDirectory: true).path
         let lockPath = hidden + "/" + DraftEntryNames.lock
-        let parent: Descriptor
-        do { parent = Descriptor(owning: try openDirectory(drafts.standardizedFileURL.path, creating: true, using: fileSystem)) } catch {
-            throw DocumentKitError(error, operation: .save, path: drafts.path, step: "opening or creating the drafts folder")
-        }
-        do { try fileSystem.makeDirectory(hiddenName, in: parent.rawValue) } catch {
+        let parent = try openDraftsFolder(drafts, creating: true, operation: .save, using: fileSystem).descriptor
+        do { try fileSystem.makeDirectory(hiddenName, in: parent.rawValue, mode: 0o700) } catch {
             throw DocumentKitError(error, operation: .save, path: hidden, step: "creating the draft's folder")
         }
         var fd: CInt = -1
@@ -115,7 +112,7 @@ final class DraftEntry: Sendable {
         do throws(Errno) {
             let entry = Descriptor(owning: try fileSystem.open(hiddenName, in: parent.rawValue, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW))
             (path, step) = (lockPath, "creating \(DraftEntryNames.lock)")
-            fd = try fileSystem.open(DraftEntryNames.lock, in: entry.rawValue, flags: O_RDWR | O_CREAT | O_EXCL, mode: 0o644)
+            fd = try fileSystem.open(DraftEntryNames.lock, in: entry.rawValue, flags: O_RDWR | O_CREAT | O_EXCL, mode: 0o600)
             step = "locking \(DraftEntryNames.lock)"
             try fileSystem.lockExclusivelyWithoutWaiting(fd, name: lockPath)
             (path, step) = (drafts.appendingPathComponent(id).path, "renaming the new draft entry from “\(hiddenName)”")
@@ -130,19 +127,19 @@ final class DraftEntry: Sendable {
             descriptor: fd, fileSystem: fileSystem)
     }
 
-    /// Opens the folder at the absolute `path`, creating it and its missing parents if
-    /// `creating`.
-    static func openDirectory(_ path: String, creating: Bool, using fileSystem: FileSystem) throws(Errno) -> CInt {
-        do { return try fileSystem.open(path, in: AT_FDCWD, flags: O_RDONLY | O_DIRECTORY) } catch {
-            guard creating, error == .noSuchFileOrDirectory else { throw error }
-        }
-        let (parentPath, name) = ItemLocation.split(path)
-        guard parentPath != path, !name.isEmpty, name != ".", name != ".." else { throw .noSuchFileOrDirectory }
-        let parent = Descriptor(owning: try openDirectory(parentPath, creating: true, using: fileSystem))
-        do { try fileSystem.makeDirectory(name, in: parent.rawValue) } catch {
-            if error != .fileExists { throw error }
-        }
-        return try fileSystem.open(name, in: parent.rawValue, flags: O_RDONLY | O_DIRECTORY)
+    /// Opens the drafts folder `drafts` (creating it, mode `0700`, if `creating`) and verifies it is
+    /// the user's alone (``PrivateFolder``, ``PrivateFolder/Sharing/ownerOnly``): drafts are unsaved
+    /// work, and a draft another user planted must never be recovered.
+    ///
+    /// - Throws: `untrustedFolder` naming the folder if it could be another user's; `notFound` if
+    ///   it is missing and not `creating`; the system's error otherwise.
+    static func openDraftsFolder(
+        _ drafts: URL, creating: Bool, operation: DocumentKitError.Operation, using fileSystem: FileSystem
+    ) throws(DocumentKitError) -> PrivateFolder {
+        try PrivateFolder.open(
+            drafts.standardizedFileURL.path, creating: creating, sharing: .ownerOnly, what: "the drafts folder",
+            remedy: "Remove it if it is not yours, or set XDG_STATE_HOME to a folder of your own (drafts go in XDG_STATE_HOME/DocumentKit/drafts).",
+            operation: operation, using: fileSystem)
     }
 
     /// Takes over the entry of a leftover draft (recovering it): locks its `owner.lock`.
@@ -181,7 +178,7 @@ final class DraftEntry: Sendable {
                 .other, operation: .save, path: infoURL.path, detail: "Can't encode the draft's record",
                 underlyingError: SendableDescription(error))
         }
-        try FileWrapper(regularFileWithContents: data).write(
+        try FileWrapper(regularFileWithContents: data, permissions: 0o600).write(
             to: infoURL, options: SaveOptions(durability: durability, fileSystem: fileSystem))
     }
 
@@ -200,14 +197,17 @@ final class DraftEntry: Sendable {
     {
         let (parentPath, id) = ItemLocation.split(folder.standardizedFileURL.path)
         var path = folder.path
-        var step = "opening the drafts folder"
+        let parent: Descriptor
+        do { parent = try openDraftsFolder(URL(fileURLWithPath: parentPath), creating: false, operation: operation, using: fileSystem).descriptor } catch {
+            if error.code == .notFound { return }
+            if error.code == .untrustedFolder { throw error }
+            // A system failure names the entry being removed (its step says "the drafts folder").
+            var named = error
+            named.path = folder.path
+            throw named
+        }
+        var step = "opening the draft's folder"
         do throws(Errno) {
-            let parent: Descriptor
-            do { parent = Descriptor(owning: try openDirectory(parentPath, creating: false, using: fileSystem)) } catch {
-                if error == .noSuchFileOrDirectory { return }
-                throw error
-            }
-            step = "opening the draft's folder"
             let entry: Descriptor
             do { entry = Descriptor(owning: try fileSystem.open(id, in: parent.rawValue, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)) } catch {
                 if error == .noSuchFileOrDirectory { return }

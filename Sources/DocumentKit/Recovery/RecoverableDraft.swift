@@ -69,6 +69,9 @@ public struct RecoverableDraft: Sendable, Hashable, Identifiable {
         public var damaged: [Damaged] = []
         /// How many entries a live process owns (not recoverable).
         public var live = 0
+        /// Why the folder could not be looked at (nil if it could, or is missing): for example
+        /// `untrustedFolder`, a folder another user could have filled, whose drafts are not listed.
+        public var folderError: DocumentKitError?
     }
 
     private static let logger = Logger(label: "DocumentKit.recovery")
@@ -80,12 +83,15 @@ public struct RecoverableDraft: Sendable, Hashable, Identifiable {
     public static func scan(_ folder: URL, using fileSystem: FileSystem = .live) -> Scan {
         var scan = Scan()
         var names: [String] = []
-        do throws(Errno) {
-            let fd = Descriptor(owning: try DraftEntry.openDirectory(folder.standardizedFileURL.path, creating: false, using: fileSystem))
-            names = try fileSystem.contentsOfDirectory(fd.rawValue, name: folder.path).filter { !$0.hasPrefix(".") }.sorted()
+        do throws(DocumentKitError) {
+            let drafts = try DraftEntry.openDraftsFolder(folder, creating: false, operation: .recover, using: fileSystem)
+            do { names = try fileSystem.contentsOfDirectory(drafts.descriptor.rawValue, name: folder.path).filter { !$0.hasPrefix(".") }.sorted() } catch {
+                throw DocumentKitError(error, operation: .recover, path: folder.path, step: "listing the drafts folder")
+            }
         } catch {
-            if error != .noSuchFileOrDirectory {
-                logger.warning("Can't list the drafts folder \(folder.path): \(error.readableDescription)")
+            if error.code != .notFound {
+                logger.warning("\(error)")
+                scan.folderError = error
             }
         }
         for name in names {
