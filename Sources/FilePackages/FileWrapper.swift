@@ -32,6 +32,12 @@ public struct FileWrapper: Sendable {
     /// Saving does not set it: the file system records the time of the save.
     public private(set) var modificationDate: Date?
 
+    /// The name the wrapper would like in its parent directory, as `FileWrapper.preferredFilename`
+    /// on Apple platforms: the item's name when it was read from disk, else nil until set.
+    /// ``addFileWrapper(_:)`` files a child under it; the keys of ``fileWrappers`` are the names
+    /// actually used.
+    public var preferredFilename: String?
+
     /// A regular file with the given contents.
     public init(regularFileWithContents contents: Data, permissions: UInt32? = nil) {
         storage = .data(contents)
@@ -49,10 +55,11 @@ public struct FileWrapper: Sendable {
         storage = .symbolicLink(destination)
     }
 
-    package init(storage: Storage, permissions: UInt32?, modificationDate: Date?) {
+    package init(storage: Storage, permissions: UInt32?, modificationDate: Date?, preferredFilename: String? = nil) {
         self.storage = storage
         self.permissions = permissions
         self.modificationDate = modificationDate
+        self.preferredFilename = preferredFilename
     }
 
     /// The kind of item.
