@@ -25,6 +25,8 @@ struct Lifecycle {
     /// The registration of the document's presenter, while it presents its file.
     var presenterRegistration: PresenterRegistration?
     var presentsFile = true
+    /// ``Document/fileType`` as set; nil: the file name's extension.
+    var fileType: String?
 }
 
 /// Events and change counting.

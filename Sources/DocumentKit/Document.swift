@@ -44,11 +44,23 @@ import Synchronization
 /// last read or written) sits behind a lock and is only touched for as long as it takes to copy a
 /// value. Reads and writes of the file run one at a time, in order, on the document's own serial
 /// queue, never on the caller's thread and never under the lock. The subclass's overrides are
-/// called on that queue, with values: they must not keep mutable state of their own.
+/// called on that queue, with values.
 ///
-/// > Important: A subclass adds no stored mutable properties. `Document` is `@unchecked
-/// > Sendable` because its state is guarded by a `Mutex` and its I/O by a serial queue; a
-/// > subclass inherits that promise and must keep it (immutable `let` properties are fine).
+/// > Important: The compiler can't check a subclass: Swift checks `Sendable` only for final
+/// > classes without a superclass, so every subclass must restate `@unchecked Sendable`, and
+/// > that turns the checking of *its own* stored properties off. The rule it must keep: every
+/// > stored property is a `let` of a `Sendable` type. Keep the document's data in `Content`;
+/// > anything else that changes goes into a `Mutex`, through which the compiler checks every access:
+/// >
+/// > ```swift
+/// > final class NoteDocument: Document<Note>, @unchecked Sendable {
+/// >     let readerVersion: Int                       // immutable: fine
+/// >     let openCount = Mutex(0)                     // mutable, behind a lock: fine
+/// >     // var lastTitle = ""                        // a data race the compiler won't report
+/// > }
+/// > ```
+/// >
+/// > See <doc:DocumentConcurrency>.
 open class Document<Content: Sendable>: @unchecked Sendable {
     /// Where the document lives. A document reached through a symbolic link is read from and
     /// saved at the link's target; the link stays. It changes with ``save(to:for:)`` as
@@ -101,6 +113,11 @@ open class Document<Content: Sendable>: @unchecked Sendable {
     /// without holding it.
     let lifecycle: Mutex<Lifecycle>
 
+    /// The document's undo stack, as `NSDocument.undoManager`: registering an undo marks the
+    /// document edited, undoing and redoing count as `NSDocument` counts them (see
+    /// ``DocumentUndoManager``).
+    public let undoManager = DocumentUndoManager()
+
     /// A document for the item at `fileURL`, not yet read: call ``open()``.
     public required init(fileURL: URL, saveOptions: SaveOptions = SaveOptions(), coordinator: FileCoordinator? = nil) {
         self.location = Mutex(fileURL)
@@ -109,6 +126,7 @@ open class Document<Content: Sendable>: @unchecked Sendable {
         self.state = Mutex(State())
         self.io = DispatchQueue(label: "DocumentKit.Document.io")
         self.lifecycle = Mutex(Lifecycle())
+        attachUndoManager()
     }
 
     /// A new document with `content`, not yet saved: it has unsaved changes until ``save()``.
@@ -121,6 +139,7 @@ open class Document<Content: Sendable>: @unchecked Sendable {
         self.state = Mutex(State(content: content, changeCount: 1, lastID: 1, earlierIDs: [0], documentState: .normal))
         self.io = DispatchQueue(label: "DocumentKit.Document.io")
         self.lifecycle = Mutex(Lifecycle())
+        attachUndoManager()
         scheduleAutosave()
     }
 
@@ -242,19 +261,22 @@ open class Document<Content: Sendable>: @unchecked Sendable {
     }
 
     /// Changes the content and counts the change (`kind`: ``DocumentChange/undone`` when the
-    /// change undoes one, and so on), which schedules an autosave.
+    /// change undoes one, and so on), which schedules an autosave. Called by a handler of the
+    /// document's ``undoManager`` while it undoes or redoes, it counts nothing: the undo or redo
+    /// is counted.
     ///
     /// - Throws: ``DocumentKitError`` with code `readOnlyDocument` if the document may be read
     ///   but not changed (``formatStatus`` says why); the content is then left as it is.
     @discardableResult
     public func update<Result>(as kind: DocumentChange = .done, _ change: (inout Content) -> Result) throws(DocumentKitError) -> Result {
+        let counts = countsChanges
         let result = try state.withLock { state throws(DocumentKitError) in
             try Self.checkEditable(state, path: fileURL.path)
             let result = change(&state.content!)
-            Self.count(kind, in: &state)
+            if counts { Self.count(kind, in: &state) }
             return result
         }
-        scheduleAutosave()
+        didUpdate(counted: counts)
         return result
     }
 
@@ -264,13 +286,14 @@ open class Document<Content: Sendable>: @unchecked Sendable {
     ///   the document may be read but not changed.
     @discardableResult
     public func update<Result>(as kind: DocumentChange = .done, _ change: (inout Content) throws -> Result) throws -> Result {
+        let counts = countsChanges
         let result = try state.withLock { state in
             try Self.checkEditable(state, path: fileURL.path)
             let result = try change(&state.content!)
-            Self.count(kind, in: &state)
+            if counts { Self.count(kind, in: &state) }
             return result
         }
-        scheduleAutosave()
+        didUpdate(counted: counts)
         return result
     }
 
