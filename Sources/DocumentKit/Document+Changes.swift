@@ -62,7 +62,7 @@ extension Document {
         if before != after { post(.stateChanged(after)) }
     }
 
-    /// Counts a change made some other way than ``update(as:_:)`` (an undo manager of the
+    /// Counts a change made some other way than ``update(as:_:)-5rxph`` (an undo manager of the
     /// app's, say), as `NSDocument.updateChangeCount(_:)`: `.done`, `.undone` and `.redone`
     /// change the count (and schedule an autosave), `.cleared` marks the content as the
     /// file's.

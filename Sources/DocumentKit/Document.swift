@@ -5,7 +5,7 @@ import Synchronization
 /// A document on disk, a file or a package, that an app subclasses.
 ///
 /// `Content` is a value type the app defines: the document owns the current value, and every
-/// change goes through ``update(_:)``, which counts it. A save takes a snapshot of the value
+/// change goes through ``update(as:_:)-5rxph``, which counts it. A save takes a snapshot of the value
 /// (free, since it is a value) and writes it in the background while edits go on; edits made
 /// during a save keep the document dirty after it.
 ///
@@ -168,8 +168,10 @@ open class Document<Content: Sendable>: @unchecked Sendable {
 
     /// Turns content into the tree to save. Override it; the default traps.
     ///
-    /// - Parameter previous: The tree as last read or saved (nil for a new document). Members
-    ///   taken over from it unchanged are hard-linked by the save, not copied.
+    /// - Parameters:
+    ///   - content: The content to save: a snapshot of ``content``.
+    ///   - previous: The tree as last read or saved (nil for a new document). Members taken over
+    ///     from it unchanged are hard-linked by the save, not copied.
     open func fileWrapper(for content: Content, replacing previous: FileWrapper?) throws -> FileWrapper {
         fatalError("\(type(of: self)) must override fileWrapper(for:replacing:)")
     }
@@ -210,6 +212,7 @@ open class Document<Content: Sendable>: @unchecked Sendable {
     /// holds is replaced.
     ///
     /// - Parameters:
+    ///   - content: The content to save: a snapshot of ``content``.
     ///   - manifest: The manifest as read (and migrated) or last saved; for a new document, the
     ///     format's ``FormatDescription/makeManifest(writer:documentIdentifier:)``.
     ///   - previous: The tree as last read (and migrated) or saved; build on it, so that members

@@ -8,7 +8,7 @@ import Synchronization
 /// document's changes: a group of undo actions registered while the document counted no change
 /// of its own marks the document edited (``DocumentChange/done``), ``undo()`` counts
 /// ``DocumentChange/undone`` and ``redo()`` ``DocumentChange/redone``, so undoing back to the
-/// saved state leaves the document with no unsaved changes. ``Document/update(as:_:)`` called
+/// saved state leaves the document with no unsaved changes. ``Document/update(as:_:)-5rxph`` called
 /// by an undo or redo handler counts nothing itself: the undo or redo is the change.
 ///
 /// ```swift
