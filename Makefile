@@ -42,13 +42,16 @@ bench:
 	@Scripts/bootstrap.sh demo
 	$(SWIFT) run -c release docbench all
 
-## make docs: the DocC catalog of DocumentKit into .build/docs, failing on any warning (an
-## unresolved link included). Only this target fetches and builds swift-docc-plugin.
+## make docs: the DocC catalog of DocumentKit and the modules it re-exports, combined into one
+## archive in .build/docs (a link to another module's symbol names it: ``FilePackages/FileWrapper``),
+## failing on any warning, an unresolved link included. Only this target fetches swift-docc-plugin.
+DOCS_TARGETS := DocumentKitSystem FilePackages DocumentArchive FileCoordination FormatVersioning FileVersions DocumentKit
 docs:
 	@Scripts/bootstrap.sh docs
 	@mkdir -p .build
 	DOCUMENTKIT_DOCS=1 $(SWIFT) package $(BUILD_FLAGS) --allow-writing-to-directory .build/docs \
-		generate-documentation --target DocumentKit --warnings-as-errors --output-path .build/docs 2>&1 \
+		generate-documentation $(DOCS_TARGETS:%=--target %) --enable-experimental-combined-documentation \
+		--warnings-as-errors --output-path .build/docs 2>&1 \
 		| tee .build/docs.log; \
 	status=$${PIPESTATUS[0]}; \
 	if [ $$status -eq 0 ] && grep -E '^(warning|error):|: (warning|error):' .build/docs.log >/dev/null; then \

@@ -10,7 +10,7 @@ extension Document {
     /// can't be opened is an error, and one that may only be read opens with
     /// ``DocumentState/editingDisabled``.
     ///
-    /// - Throws: ``DocumentKitError`` naming the file: the system's error, `corruptData` (the
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError`` naming the file: the system's error, `corruptData` (the
     ///   contents or the manifest are malformed), `unsupportedFormat`, `newerFormat` (written by
     ///   a newer version: "format 4, this app reads up to 3"), `incompletePackage` ("3 of 5
     ///   members match"), `migrationFailed`. What was in memory stays, and the file is untouched.
@@ -104,7 +104,7 @@ extension Document {
     }
 
     /// Saves the current content over the document's file, atomically (see
-    /// ``FileWrapper/write(to:options:)``): ``save(to:for:)`` with ``SaveOperation/save``.
+    /// ``/FilePackages/FileWrapper/write(to:options:)``): ``save(to:for:)`` with ``SaveOperation/save``.
     ///
     /// Edits made while the save runs stay unsaved changes. A failed save leaves the file on
     /// disk as it was and the edits in memory; ``documentState`` then contains `savingError`.
@@ -125,7 +125,7 @@ extension Document {
     /// read it: it fails with `notFound` and the edits stay in memory; only a document that knows
     /// of the deletion (``DocumentState/fileDeleted``, see ``open()``) writes the file again.
     ///
-    /// - Throws: ``DocumentKitError`` naming the file; `readOnlyDocument` for a document that
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError`` naming the file; `readOnlyDocument` for a document that
     ///   may be read but not changed (nothing is written); `notFound` for a file deleted since
     ///   the document read it.
     public func save() async throws(DocumentKitError) {

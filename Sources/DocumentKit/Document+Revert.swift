@@ -8,13 +8,13 @@ extension Document {
     ///
     /// - `url` is the document's file (``fileURL``): the document is then as just opened from it,
     ///   with no unsaved changes (its conflict versions stay).
-    /// - `url` is another file or package, a kept version's ``FileVersion/url`` say: its content
+    /// - `url` is another file or package, a kept version's ``/FileVersions/FileVersion/url`` say: its content
     ///   becomes the document's, which stays the document at ``fileURL`` and counts it as one
     ///   unsaved change: the next save writes it there (keeping the file's current version in the
     ///   ``versionStore``). Nothing of the other item is linked into the document: members its
     ///   content does not hold stay the document's own.
     ///
-    /// - Throws: ``DocumentKitError`` naming the file read (the system's error, `corruptData`…),
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError`` naming the file read (the system's error, `corruptData`…),
     ///   or `readOnlyDocument` for another item when the document may not be changed; the
     ///   document is then left as it was, unsaved changes included.
     public func revert(toContentsOf url: URL, ofType typeName: String? = nil) async throws(DocumentKitError) {

@@ -97,7 +97,7 @@ open class Document<Content: Sendable>: @unchecked Sendable {
         /// Where saves keep the versions they replace, and conflicting ones.
         var versionStore: VersionStore?
         /// The item's state on disk as last read or saved: the version a save is based on, and
-        /// what tells the document's own state from a change on disk (see ``ItemState``: its
+        /// what tells the document's own state from a change on disk (see ``/FileVersions/ItemState``: its
         /// digest, with a version store, tells a real change from a change of metadata only; its
         /// members, for a presenting document, catch a member written in place).
         var base: ItemState?
@@ -145,9 +145,9 @@ open class Document<Content: Sendable>: @unchecked Sendable {
 
     /// Opens the document at `url`: reads it and returns it ready for use.
     ///
-    /// - Throws: ``DocumentKitError`` naming the file: it is missing or unreadable (the system's
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError`` naming the file: it is missing or unreadable (the system's
     ///   error), or its contents are malformed (`corruptData`, with the subclass's error as
-    ///   ``DocumentKitError/underlyingError``).
+    ///   ``/DocumentKitSystem/DocumentKitError/underlyingError``).
     public class func open(
         at url: URL, saveOptions: SaveOptions = SaveOptions(), coordinator: FileCoordinator? = nil
     ) async throws(DocumentKitError) -> Self {
@@ -179,8 +179,8 @@ open class Document<Content: Sendable>: @unchecked Sendable {
     /// The format of the document's manifest, or nil (the default) for a document without one.
     ///
     /// With a format, the document is a package holding its manifest as the member
-    /// ``FormatDescription/manifestName``. Opening it applies the format's rules (see
-    /// ``FormatDescription/compatibility(of:at:)``); ``formatStatus`` says what the open found.
+    /// ``/FormatVersioning/FormatDescription/manifestName``. Opening it applies the format's rules (see
+    /// ``/FormatVersioning/FormatDescription/compatibility(of:at:)``); ``formatStatus`` says what the open found.
     /// Every save writes the manifest, last, with the ``writer`` and a record (size, SHA-256) of
     /// every member, keeping what this app doesn't understand byte for byte.
     ///
@@ -194,7 +194,7 @@ open class Document<Content: Sendable>: @unchecked Sendable {
     }
 
     /// Turns the tree and its manifest into content, for a document with a ``format``: the
-    /// manifest holds the format's own fields (``DocumentManifest/additionalFields``). For an
+    /// manifest holds the format's own fields (``/FormatVersioning/DocumentManifest/additionalFields``). For an
     /// older document, both are migrated already. The default calls ``read(from:)``.
     ///
     /// Throw any error for malformed contents: the document reports it as `corruptData`
@@ -214,7 +214,7 @@ open class Document<Content: Sendable>: @unchecked Sendable {
     /// - Parameters:
     ///   - content: The content to save: a snapshot of ``content``.
     ///   - manifest: The manifest as read (and migrated) or last saved; for a new document, the
-    ///     format's ``FormatDescription/makeManifest(writer:documentIdentifier:)``.
+    ///     format's ``/FormatVersioning/FormatDescription/makeManifest(writer:documentIdentifier:)``.
     ///   - previous: The tree as last read (and migrated) or saved; build on it, so that members
     ///     this version doesn't know survive.
     open func fileWrapper(
@@ -268,7 +268,7 @@ open class Document<Content: Sendable>: @unchecked Sendable {
     /// document's ``undoManager`` while it undoes or redoes, it counts nothing: the undo or redo
     /// is counted.
     ///
-    /// - Throws: ``DocumentKitError`` with code `readOnlyDocument` if the document may be read
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError`` with code `readOnlyDocument` if the document may be read
     ///   but not changed (``formatStatus`` says why); the content is then left as it is.
     @discardableResult
     public func update<Result>(as kind: DocumentChange = .done, _ change: (inout Content) -> Result) throws(DocumentKitError) -> Result {
@@ -285,7 +285,7 @@ open class Document<Content: Sendable>: @unchecked Sendable {
 
     /// Changes the content with a change that may fail, and counts the change, as the other `update(as:_:)` does.
     ///
-    /// - Throws: The change's error, or ``DocumentKitError`` with code `readOnlyDocument` if
+    /// - Throws: The change's error, or ``/DocumentKitSystem/DocumentKitError`` with code `readOnlyDocument` if
     ///   the document may be read but not changed.
     @discardableResult
     public func update<Result>(as kind: DocumentChange = .done, _ change: (inout Content) throws -> Result) throws -> Result {
@@ -308,7 +308,7 @@ open class Document<Content: Sendable>: @unchecked Sendable {
         }
     }
 
-    /// Where the document's saves keep what they replace (origin ``FileVersion/Origin/save``),
+    /// Where the document's saves keep what they replace (origin ``/FileVersions/FileVersion/Origin/save``),
     /// and the contents another process saved since this document read them (an unresolved
     /// conflict version); nil (the default) keeps nothing, and such a save then fails with
     /// `changedSinceRead` instead of overwriting. Set it before ``open()`` or the first save.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The steps a ``Document`` with a ``FormatDescription`` takes around the subclass's reading and
+/// The steps a ``Document`` with a ``/FormatVersioning/FormatDescription`` takes around the subclass's reading and
 /// writing: the rules of `Formats/manifest/v1/SPEC.md` on open, the manifest and member records
 /// on save. Values in, values out: the document keeps the results.
 enum ManifestedPackage {
@@ -16,7 +16,7 @@ enum ManifestedPackage {
     /// package (refused), an older version (migrated in memory).
     ///
     /// - Parameter hasher: The document's hasher; it learns the digests of the members it checks.
-    /// - Throws: ``DocumentKitError``: `corruptData` (malformed manifest, naming it and the
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError``: `corruptData` (malformed manifest, naming it and the
     ///   problem), `unsupportedFormat`, `newerFormat`, `incompletePackage` ("3 of 5 members
     ///   match"), `migrationFailed`, or the system's error reading a member.
     static func open(
@@ -46,7 +46,7 @@ enum ManifestedPackage {
     /// Fields, optional features, migrations and record keys the app doesn't know are in
     /// `manifest` as they were read, and are written back byte for byte.
     ///
-    /// - Throws: ``DocumentKitError``: `invalidArgument` if the tree is not a package or the
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError``: `invalidArgument` if the tree is not a package or the
     ///   manifest breaks the specification; the system's error reading a member.
     static func prepareSave(
         _ tree: FileWrapper, manifest: DocumentManifest, format: FormatDescription, writer: DocumentManifest.Writer,

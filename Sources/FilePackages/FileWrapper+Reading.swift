@@ -34,7 +34,7 @@ extension FileWrapper {
     /// points to is read. Interrupted saves next to the item are completed first (see
     /// ``FileWrapper/write(to:options:)``).
     ///
-    /// - Throws: ``DocumentKitError`` naming the item (or the member) and the cause;
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError`` naming the item (or the member) and the cause;
     ///   `corruptData` for a package nested deeper than ``maximumDepth`` levels.
     public init(contentsOf url: URL, options: ReadingOptions = [], fileSystem: FileSystem = .live) throws(DocumentKitError) {
         let location = try ItemLocation.resolve(url, operation: .read, using: fileSystem)

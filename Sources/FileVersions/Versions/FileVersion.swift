@@ -10,7 +10,7 @@ import Logging
 /// Versions other than the current one live in a ``VersionStore``. Two values for the same
 /// version of the same item are equal. Get them from ``VersionStore/versions(ofItemAt:)`` and its
 /// shortcuts; change them through the store (``VersionStore/markResolved(_:as:)``,
-/// ``VersionStore/remove(_:)``, ``VersionStore/replaceItem(at:with:keepingCurrentAs:)``).
+/// ``VersionStore/remove(_:evenIfUnresolvedConflict:)``, ``VersionStore/replaceItem(at:with:keepingCurrentAs:)``).
 public struct FileVersion: Sendable, Hashable {
     /// Identifies the version, stable across processes and restarts: keep it, and find the
     /// version again with ``VersionStore/version(ofItemAt:withPersistentIdentifier:)``. For the

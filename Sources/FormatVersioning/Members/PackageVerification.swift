@@ -26,7 +26,7 @@ public struct PackageVerification: Hashable, Sendable {
 
     /// Throws if the package is incomplete.
     ///
-    /// - Throws: ``DocumentKitError`` with code `incompletePackage` naming the package: "3 of 5
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError`` with code `incompletePackage` naming the package: "3 of 5
     ///   members match", and which are missing or different.
     public func checkComplete() throws(DocumentKitError) {
         guard !isComplete else { return }
