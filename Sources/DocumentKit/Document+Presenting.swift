@@ -164,6 +164,8 @@ extension Document {
         guard let reading = try? readItem(at: url) else { return }
         if let (before, after) = apply(reading, keeping: [.inConflict], ifClean: true) {
             lifecycle.withLock { $0.firstUnsavedChange = nil }
+            // As NSDocument's revert: an undo would now overwrite the other program's change.
+            undoManager.removeAllActions()
             if before != after { post(.stateChanged(after)) }
             post(.reloaded)
             return

@@ -153,4 +153,27 @@ import Testing
         #expect(!document.isDocumentEdited && !document.undoManager.canUndo)
         try await document.close()
     }
+
+    @Test("a reload after another program's write forgets the undo steps, as NSDocument's revert does")
+    func aReloadForgetsTheUndoSteps() async throws {
+        let namespace = try TemporaryDirectory(prefix: "undo-ns")
+        let coordinator = FileCoordinator(namespace: try CoordinationNamespace(directory: namespace.url))
+        let document = Text(fileURL: url, coordinator: coordinator)
+        document.autosavePolicy = nil
+        try await document.open()
+        Self.setText("mine", of: document)
+        try await document.save()
+        #expect(document.undoManager.canUndo)
+        let events = document.events()
+        let reloaded = Task { () -> Bool in
+            for await event in events { if case .reloaded = event { return true } }
+            return false
+        }
+        try shell("printf theirs > \(quoted(url))")
+        #expect(await reloaded.value)
+        #expect(!document.undoManager.canUndo)
+        for _ in 0..<500 where document.content != "theirs" { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(document.content == "theirs")
+        try await document.close()
+    }
 }

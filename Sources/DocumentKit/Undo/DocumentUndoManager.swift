@@ -172,7 +172,8 @@ public final class DocumentUndoManager: Sendable {
         replay(undoing: false)
     }
 
-    /// Forgets every step to undo and redo (``Document/revert(toContentsOf:ofType:)`` does).
+    /// Forgets every step to undo and redo, as ``Document/revert(toContentsOf:ofType:)`` and a
+    /// document's reload after another program's write do.
     public func removeAllActions() {
         stacks.withLock { stacks in
             stacks.undo.removeAll()
