@@ -4,7 +4,7 @@ SWIFT ?= swift
 # Tests and the demo share one debug build.
 BUILD_FLAGS ?=
 
-.PHONY: demo test test-young-clock build bench clean bootstrap
+.PHONY: demo test test-young-clock build bench docs clean bootstrap
 
 ## make demo: install what is missing, build, run the notes tour on a temporary library.
 demo:
@@ -41,6 +41,23 @@ build:
 bench:
 	@Scripts/bootstrap.sh demo
 	$(SWIFT) run -c release docbench all
+
+## make docs: the DocC catalog of DocumentKit and the modules it re-exports, combined into one
+## archive in .build/docs (a link to another module's symbol names it: ``FilePackages/FileWrapper``),
+## failing on any warning, an unresolved link included. Only this target fetches swift-docc-plugin.
+DOCS_TARGETS := DocumentKitSystem FilePackages DocumentArchive FileCoordination FormatVersioning FileVersions DocumentKit
+docs:
+	@Scripts/bootstrap.sh docs
+	@mkdir -p .build
+	DOCUMENTKIT_DOCS=1 $(SWIFT) package $(BUILD_FLAGS) --allow-writing-to-directory .build/docs \
+		generate-documentation $(DOCS_TARGETS:%=--target %) --enable-experimental-combined-documentation \
+		--warnings-as-errors --output-path .build/docs 2>&1 \
+		| tee .build/docs.log; \
+	status=$${PIPESTATUS[0]}; \
+	if [ $$status -eq 0 ] && grep -E '^(warning|error):|: (warning|error):' .build/docs.log >/dev/null; then \
+		echo "error: the documentation build printed warnings (see above)"; status=1; \
+	fi; \
+	exit $$status
 
 bootstrap:
 	@Scripts/bootstrap.sh test

@@ -148,6 +148,12 @@ let package = Package(
     ]
 )
 
+// The DocC plugin, for `make docs` only (it sets DOCUMENTKIT_DOCS=1): `make test` and CI neither
+// fetch nor build it.
+if Context.environment["DOCUMENTKIT_DOCS"] != nil {
+    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"))
+}
+
 // Strict settings for every Swift target, in one place.
 for target in package.targets where target.type != .system {
     guard target.name != "CDocumentKitShims" else { continue }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the system packages DocumentKit needs to build and test, or says exactly what to install.
-# Usage: Scripts/bootstrap.sh [demo|test]
+# Usage: Scripts/bootstrap.sh [demo|test|docs]
 set -euo pipefail
 purpose="${1:-demo}"
 
@@ -35,6 +35,13 @@ fi
 
 if ! command -v swift >/dev/null 2>&1; then
     echo "error: the Swift toolchain (6.2 or newer) is not on PATH; install it from swift.org first." >&2
+    exit 69
+fi
+
+# make docs: DocC comes with the toolchain (swift-docc-plugin, fetched by SwiftPM, runs it).
+if [ "$purpose" = docs ] && ! command -v docc >/dev/null 2>&1 \
+    && [ ! -x "$(dirname "$(readlink -f "$(command -v swift)")")/docc" ]; then
+    echo "error: docc is not in the Swift toolchain; install a toolchain from swift.org that has it." >&2
     exit 69
 fi
 

@@ -25,6 +25,8 @@ struct Lifecycle {
     /// The registration of the document's presenter, while it presents its file.
     var presenterRegistration: PresenterRegistration?
     var presentsFile = true
+    /// ``Document/fileType`` as set; nil: the file name's extension.
+    var fileType: String?
 }
 
 /// Events and change counting.
@@ -60,7 +62,7 @@ extension Document {
         if before != after { post(.stateChanged(after)) }
     }
 
-    /// Counts a change made some other way than ``update(as:_:)`` (an undo manager of the
+    /// Counts a change made some other way than ``update(as:_:)-5rxph`` (an undo manager of the
     /// app's, say), as `NSDocument.updateChangeCount(_:)`: `.done`, `.undone` and `.redone`
     /// change the count (and schedule an autosave), `.cleared` marks the content as the
     /// file's.

@@ -25,8 +25,8 @@ extension Document {
     /// or merges the two; saves if the content changed; marks the version resolved, recording
     /// how. Presenters of versions hear `presentedItemDidResolveConflict`.
     ///
-    /// - Throws: ``DocumentKitError``: `invalidArgument` without a version store or when the
-    ///   merge fails (the subclass's error as ``DocumentKitError/underlyingError``); the
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError``: `invalidArgument` without a version store or when the
+    ///   merge fails (the subclass's error as ``/DocumentKitSystem/DocumentKitError/underlyingError``); the
     ///   version's own read errors; the save's. The version stays unresolved then.
     public func resolveConflict(_ version: FileVersion, by resolution: ConflictResolution) async throws(DocumentKitError) {
         guard let store = versionStore else {

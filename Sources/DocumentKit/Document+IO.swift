@@ -99,7 +99,7 @@ extension Document {
 
 /// Saves against the version the document was based on, keeping versions in its store.
 extension Document {
-    /// The state of the item on disk now (see ``ItemState``): its digest with a version store,
+    /// The state of the item on disk now (see ``/FileVersions/ItemState``): its digest with a version store,
     /// its members' identities for a document that can present its file (a `stat` of each
     /// member, which only a presenting document needs).
     func baseOfItem(at url: URL) -> ItemState? {
@@ -117,7 +117,7 @@ extension Document {
     }
 
     /// Writes `tree` over the item, inside the document's coordinated write, after the conflict
-    /// rule of the layer that keeps versions (``ItemState/keepingConflict(ofItemAt:since:in:)``):
+    /// rule of the layer that keeps versions (``/FileVersions/ItemState/keepingConflict(ofItemAt:since:in:)``):
     /// if the item is no longer the state the document was based on, its contents are first kept
     /// as an unresolved conflict version (or, without a store, the save fails with
     /// `changedSinceRead`). With a store, the replaced version is kept too.

@@ -51,7 +51,7 @@ final class DocumentPresenter<Content: Sendable>: FilePresenter {
 ///   holds the item on the document's behalf, as `PresentingItems.md` prescribes; the save is
 ///   atomic (a rename), so other readers see the old file or the new one, never a mix. If the
 ///   document's I/O queue is busy with a coordinated write that waits for the asker's read lock,
-///   the asker times out (``FileCoordinator/presenterTimeout``) with `busy` rather than hanging.
+///   the asker times out (``/FileCoordination/FileCoordinator/presenterTimeout``) with `busy` rather than hanging.
 ///
 /// The document's own reads and writes coordinate on behalf of its presenter (which is not asked
 /// about them), and every save tells the namespace that the presenter has seen the new state.
@@ -165,6 +165,8 @@ extension Document {
         guard let reading = try? readItem(at: url) else { return }
         if let (before, after) = apply(reading, keeping: [.inConflict], ifClean: true) {
             lifecycle.withLock { $0.firstUnsavedChange = nil }
+            // As NSDocument's revert: an undo would now overwrite the other program's change.
+            undoManager.removeAllActions()
             if before != after { post(.stateChanged(after)) }
             post(.reloaded)
             return

@@ -10,7 +10,7 @@ extension Document {
     /// can't be opened is an error, and one that may only be read opens with
     /// ``DocumentState/editingDisabled``.
     ///
-    /// - Throws: ``DocumentKitError`` naming the file: the system's error, `corruptData` (the
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError`` naming the file: the system's error, `corruptData` (the
     ///   contents or the manifest are malformed), `unsupportedFormat`, `newerFormat` (written by
     ///   a newer version: "format 4, this app reads up to 3"), `incompletePackage` ("3 of 5
     ///   members match", and something in it changed within ``packageSettlePeriod``: a sync may
@@ -115,7 +115,7 @@ extension Document {
     }
 
     /// Saves the current content over the document's file, atomically (see
-    /// ``FileWrapper/write(to:options:)``): ``save(to:for:)`` with ``SaveOperation/save``.
+    /// ``/FilePackages/FileWrapper/write(to:options:)``): ``save(to:for:)`` with ``SaveOperation/save``.
     ///
     /// Edits made while the save runs stay unsaved changes. A failed save leaves the file on
     /// disk as it was and the edits in memory; ``documentState`` then contains `savingError`.
@@ -140,7 +140,7 @@ extension Document {
     /// at its first save, so that its versions don't join the original's history (see
     /// <doc:FormatVersioning>, "A copy is a new document").
     ///
-    /// - Throws: ``DocumentKitError`` naming the file; `readOnlyDocument` for a document that
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError`` naming the file; `readOnlyDocument` for a document that
     ///   may be read but not changed (nothing is written); `notFound` for a file deleted since
     ///   the document read it.
     public func save() async throws(DocumentKitError) {

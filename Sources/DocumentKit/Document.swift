@@ -6,7 +6,7 @@ import Synchronization
 /// A document on disk, a file or a package, that an app subclasses.
 ///
 /// `Content` is a value type the app defines: the document owns the current value, and every
-/// change goes through ``update(_:)``, which counts it. A save takes a snapshot of the value
+/// change goes through ``update(as:_:)-5rxph``, which counts it. A save takes a snapshot of the value
 /// (free, since it is a value) and writes it in the background while edits go on; edits made
 /// during a save keep the document dirty after it.
 ///
@@ -45,11 +45,23 @@ import Synchronization
 /// last read or written) sits behind a lock and is only touched for as long as it takes to copy a
 /// value. Reads and writes of the file run one at a time, in order, on the document's own serial
 /// queue, never on the caller's thread and never under the lock. The subclass's overrides are
-/// called on that queue, with values: they must not keep mutable state of their own.
+/// called on that queue, with values.
 ///
-/// > Important: A subclass adds no stored mutable properties. `Document` is `@unchecked
-/// > Sendable` because its state is guarded by a `Mutex` and its I/O by a serial queue; a
-/// > subclass inherits that promise and must keep it (immutable `let` properties are fine).
+/// > Important: The compiler can't check a subclass: Swift checks `Sendable` only for final
+/// > classes without a superclass, so every subclass must restate `@unchecked Sendable`, and
+/// > that turns the checking of *its own* stored properties off. The rule it must keep: every
+/// > stored property is a `let` of a `Sendable` type. Keep the document's data in `Content`;
+/// > anything else that changes goes into a `Mutex`, through which the compiler checks every access:
+/// >
+/// > ```swift
+/// > final class NoteDocument: Document<Note>, @unchecked Sendable {
+/// >     let readerVersion: Int                       // immutable: fine
+/// >     let openCount = Mutex(0)                     // mutable, behind a lock: fine
+/// >     // var lastTitle = ""                        // a data race the compiler won't report
+/// > }
+/// > ```
+/// >
+/// > See <doc:DocumentConcurrency>.
 open class Document<Content: Sendable>: @unchecked Sendable {
     /// Where the document lives. A document reached through a symbolic link is read from and
     /// saved at the link's target; the link stays. It changes with ``save(to:for:)`` as
@@ -86,7 +98,7 @@ open class Document<Content: Sendable>: @unchecked Sendable {
         /// Where saves keep the versions they replace, and conflicting ones.
         var versionStore: VersionStore?
         /// The item's state on disk as last read or saved: the version a save is based on, and
-        /// what tells the document's own state from a change on disk (see ``ItemState``: its
+        /// what tells the document's own state from a change on disk (see ``/FileVersions/ItemState``: its
         /// digest, with a version store, tells a real change from a change of metadata only; its
         /// members, for a presenting document, catch a member written in place).
         var base: ItemState?
@@ -108,6 +120,11 @@ open class Document<Content: Sendable>: @unchecked Sendable {
     /// without holding it.
     let lifecycle: Mutex<Lifecycle>
 
+    /// The document's undo stack, as `NSDocument.undoManager`: registering an undo marks the
+    /// document edited, undoing and redoing count as `NSDocument` counts them (see
+    /// ``DocumentUndoManager``).
+    public let undoManager = DocumentUndoManager()
+
     /// A document for the item at `fileURL`, not yet read: call ``open()``.
     public required init(fileURL: URL, saveOptions: SaveOptions = SaveOptions(), coordinator: FileCoordinator? = nil) {
         self.location = Mutex(fileURL)
@@ -116,6 +133,7 @@ open class Document<Content: Sendable>: @unchecked Sendable {
         self.state = Mutex(State())
         self.io = DispatchQueue(label: "DocumentKit.Document.io")
         self.lifecycle = Mutex(Lifecycle())
+        attachUndoManager()
     }
 
     /// A new document with `content`, not yet saved: it has unsaved changes until ``save()``.
@@ -128,14 +146,15 @@ open class Document<Content: Sendable>: @unchecked Sendable {
         self.state = Mutex(State(content: content, changeCount: 1, lastID: 1, earlierIDs: [0], documentState: .normal))
         self.io = DispatchQueue(label: "DocumentKit.Document.io")
         self.lifecycle = Mutex(Lifecycle())
+        attachUndoManager()
         scheduleAutosave()
     }
 
     /// Opens the document at `url`: reads it and returns it ready for use.
     ///
-    /// - Throws: ``DocumentKitError`` naming the file: it is missing or unreadable (the system's
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError`` naming the file: it is missing or unreadable (the system's
     ///   error), or its contents are malformed (`corruptData`, with the subclass's error as
-    ///   ``DocumentKitError/underlyingError``).
+    ///   ``/DocumentKitSystem/DocumentKitError/underlyingError``).
     public class func open(
         at url: URL, saveOptions: SaveOptions = SaveOptions(), coordinator: FileCoordinator? = nil
     ) async throws(DocumentKitError) -> Self {
@@ -156,8 +175,10 @@ open class Document<Content: Sendable>: @unchecked Sendable {
 
     /// Turns content into the tree to save. Override it; the default traps.
     ///
-    /// - Parameter previous: The tree as last read or saved (nil for a new document). Members
-    ///   taken over from it unchanged are hard-linked by the save, not copied.
+    /// - Parameters:
+    ///   - content: The content to save: a snapshot of ``content``.
+    ///   - previous: The tree as last read or saved (nil for a new document). Members taken over
+    ///     from it unchanged are hard-linked by the save, not copied.
     open func fileWrapper(for content: Content, replacing previous: FileWrapper?) throws -> FileWrapper {
         fatalError("\(type(of: self)) must override fileWrapper(for:replacing:)")
     }
@@ -165,8 +186,8 @@ open class Document<Content: Sendable>: @unchecked Sendable {
     /// The format of the document's manifest, or nil (the default) for a document without one.
     ///
     /// With a format, the document is a package holding its manifest as the member
-    /// ``FormatDescription/manifestName``. Opening it applies the format's rules (see
-    /// ``FormatDescription/compatibility(of:at:)``); ``formatStatus`` says what the open found.
+    /// ``/FormatVersioning/FormatDescription/manifestName``. Opening it applies the format's rules (see
+    /// ``/FormatVersioning/FormatDescription/compatibility(of:at:)``); ``formatStatus`` says what the open found.
     /// Every save writes the manifest, last, with the ``writer`` and a record (size, SHA-256) of
     /// every member, keeping what this app doesn't understand byte for byte.
     ///
@@ -180,7 +201,7 @@ open class Document<Content: Sendable>: @unchecked Sendable {
     }
 
     /// Turns the tree and its manifest into content, for a document with a ``format``: the
-    /// manifest holds the format's own fields (``DocumentManifest/additionalFields``). For an
+    /// manifest holds the format's own fields (``/FormatVersioning/DocumentManifest/additionalFields``). For an
     /// older document, both are migrated already. The default calls ``read(from:)``.
     ///
     /// Throw any error for malformed contents: the document reports it as `corruptData`
@@ -198,8 +219,9 @@ open class Document<Content: Sendable>: @unchecked Sendable {
     /// holds is replaced.
     ///
     /// - Parameters:
+    ///   - content: The content to save: a snapshot of ``content``.
     ///   - manifest: The manifest as read (and migrated) or last saved; for a new document, the
-    ///     format's ``FormatDescription/makeManifest(writer:documentIdentifier:)``.
+    ///     format's ``/FormatVersioning/FormatDescription/makeManifest(writer:documentIdentifier:)``.
     ///   - previous: The tree as last read (and migrated) or saved; build on it, so that members
     ///     this version doesn't know survive.
     open func fileWrapper(
@@ -261,35 +283,39 @@ open class Document<Content: Sendable>: @unchecked Sendable {
     }
 
     /// Changes the content and counts the change (`kind`: ``DocumentChange/undone`` when the
-    /// change undoes one, and so on), which schedules an autosave.
+    /// change undoes one, and so on), which schedules an autosave. Called by a handler of the
+    /// document's ``undoManager`` while it undoes or redoes, it counts nothing: the undo or redo
+    /// is counted.
     ///
-    /// - Throws: ``DocumentKitError`` with code `readOnlyDocument` if the document may be read
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError`` with code `readOnlyDocument` if the document may be read
     ///   but not changed (``formatStatus`` says why); the content is then left as it is.
     @discardableResult
     public func update<Result>(as kind: DocumentChange = .done, _ change: (inout Content) -> Result) throws(DocumentKitError) -> Result {
+        let counts = countsChanges
         let result = try state.withLock { state throws(DocumentKitError) in
             try Self.checkEditable(state, path: fileURL.path)
             let result = change(&state.content!)
-            Self.count(kind, in: &state)
+            if counts { Self.count(kind, in: &state) }
             return result
         }
-        scheduleAutosave()
+        didUpdate(counted: counts)
         return result
     }
 
     /// Changes the content with a change that may fail, and counts the change, as the other `update(as:_:)` does.
     ///
-    /// - Throws: The change's error, or ``DocumentKitError`` with code `readOnlyDocument` if
+    /// - Throws: The change's error, or ``/DocumentKitSystem/DocumentKitError`` with code `readOnlyDocument` if
     ///   the document may be read but not changed.
     @discardableResult
     public func update<Result>(as kind: DocumentChange = .done, _ change: (inout Content) throws -> Result) throws -> Result {
+        let counts = countsChanges
         let result = try state.withLock { state in
             try Self.checkEditable(state, path: fileURL.path)
             let result = try change(&state.content!)
-            Self.count(kind, in: &state)
+            if counts { Self.count(kind, in: &state) }
             return result
         }
-        scheduleAutosave()
+        didUpdate(counted: counts)
         return result
     }
 
@@ -301,7 +327,7 @@ open class Document<Content: Sendable>: @unchecked Sendable {
         }
     }
 
-    /// Where the document's saves keep what they replace (origin ``FileVersion/Origin/save``),
+    /// Where the document's saves keep what they replace (origin ``/FileVersions/FileVersion/Origin/save``),
     /// and the contents another process saved since this document read them (an unresolved
     /// conflict version); nil (the default) keeps nothing, and such a save then fails with
     /// `changedSinceRead` instead of overwriting. Set it before ``open()`` or the first save.

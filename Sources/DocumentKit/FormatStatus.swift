@@ -3,7 +3,7 @@
 ///
 /// An app shows ``message`` when the document is not simply read-write ("read-only: written by a
 /// newer version…", "upgraded from format 1"), and the members the manifest doesn't list
-/// (``PackageVerification/unlistedMembers``, a sync engine's conflict copies for instance).
+/// (``/FormatVersioning/PackageVerification/unlistedMembers``, a sync engine's conflict copies for instance).
 ///
 /// ```swift
 /// let document = try await NoteDocument.open(at: url)
@@ -15,7 +15,7 @@ public struct FormatStatus: Sendable {
     /// The manifest as it was read from disk, before any migration.
     public let manifestOnDisk: DocumentManifest
     /// What this app may do with the document, from its manifest and the app's
-    /// ``FormatDescription`` (never `refused`: a refused document doesn't open).
+    /// ``/FormatVersioning/FormatDescription`` (never `refused`: a refused document doesn't open).
     public let compatibility: FormatCompatibility
     /// How the package's members compared with its manifest (always complete: an incomplete
     /// package doesn't open).

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The steps a ``Document`` with a ``FormatDescription`` takes around the subclass's reading and
+/// The steps a ``Document`` with a ``/FormatVersioning/FormatDescription`` takes around the subclass's reading and
 /// writing: the rules of `Formats/manifest/v1/SPEC.md` on open, the manifest and member records
 /// on save. Values in, values out: the document keeps the results.
 enum ManifestedPackage {
@@ -22,7 +22,7 @@ enum ManifestedPackage {
     ///     edited by another program rather than being delivered.
     ///   - acceptingMembers: Opens an incomplete package as it is (for
     ///     ``Document/acceptMembersOnDisk()``); ``FormatStatus/verification`` says what differs.
-    /// - Throws: ``DocumentKitError``: `corruptData` (malformed manifest, naming it and the
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError``: `corruptData` (malformed manifest, naming it and the
     ///   problem), `unsupportedFormat`, `newerFormat`, `incompletePackage` ("3 of 5 members
     ///   match", a sync may still be delivering it), `modifiedPackage` (the same, settled),
     ///   `migrationFailed`, or the system's error reading a member.
@@ -54,7 +54,7 @@ enum ManifestedPackage {
     /// Fields, optional features, migrations and record keys the app doesn't know are in
     /// `manifest` as they were read, and are written back byte for byte.
     ///
-    /// - Throws: ``DocumentKitError``: `invalidArgument` if the tree is not a package or the
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError``: `invalidArgument` if the tree is not a package or the
     ///   manifest breaks the specification; the system's error reading a member.
     static func prepareSave(
         _ tree: FileWrapper, manifest: DocumentManifest, format: FormatDescription, writer: DocumentManifest.Writer,

@@ -9,7 +9,7 @@ import SystemPackage
 /// Where processes that coordinate find each other: a folder holding the shared lock file.
 ///
 /// Every process that must coordinate access to the same items must use the same namespace and
-/// recognise the same package extensions. The default (``default``) works for all processes of
+/// recognise the same package extensions. The default (``default(packageExtensions:)``) works for all processes of
 /// one user on one machine:
 /// `$DOCUMENTKIT_COORDINATION_DIR`, else `$XDG_RUNTIME_DIR/documentkit`, else
 /// `$TMPDIR/documentkit-<uid>` (`/tmp` without `TMPDIR`), created with mode `0700`.

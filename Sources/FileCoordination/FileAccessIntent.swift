@@ -9,6 +9,13 @@ public struct CoordinatedReadingOptions: OptionSet, Sendable, Hashable {
     public static let withoutChanges = CoordinatedReadingOptions(rawValue: 1 << 0)
     /// If the item is a symbolic link, coordinate (and hand the accessor) the item it points to.
     public static let resolvesSymbolicLink = CoordinatedReadingOptions(rawValue: 1 << 1)
+    /// The read looks only at what is on disk now, the item's metadata (its name, size, dates,
+    /// permissions), as `NSFileCoordinator.ReadingOptions.immediatelyAvailableMetadataOnly`.
+    /// Apple's coordinator then grants the read without waiting for a cloud download; on Linux
+    /// every item is already local, so the read is granted as any read is: after the writers
+    /// it must wait for, and presenters are still asked to save first (add ``withoutChanges``
+    /// not to ask them). Reading the contents under it works, but states the wrong intent.
+    public static let immediatelyAvailableMetadataOnly = CoordinatedReadingOptions(rawValue: 1 << 2)
 }
 
 /// Options of a coordinated write, with the meaning `NSFileCoordinator.WritingOptions` has.

@@ -24,7 +24,7 @@ import Foundation
 /// locks already released: a task started inside an accessor may outlive it).
 /// If it needs more, it takes it only if it is free: it never waits (waiting while holding
 /// locks out of order could deadlock with another process), and fails with
-/// ``DocumentKitError/Code/busy`` instead. Coordinate every item of one
+/// ``/DocumentKitSystem/DocumentKitError/Code/busy`` instead. Coordinate every item of one
 /// operation in one call (``coordinate(with:timeout:byAccessor:)`` or the two-item forms).
 public struct FileCoordinator: Sendable {
     /// The namespace shared with the other processes.
@@ -51,8 +51,12 @@ public struct FileCoordinator: Sendable {
 
     /// Reads the item at `url` under coordination; `accessor` gets the item's resolved URL.
     ///
-    /// - Parameter timeout: How long to wait at most (nil: until access is granted).
-    /// - Throws: ``DocumentKitError`` (`busy` when the wait timed out or a nested coordination
+    /// - Parameters:
+    ///   - url: The item to read.
+    ///   - options: How to read it (see ``CoordinatedReadingOptions``).
+    ///   - timeout: How long to wait at most (nil: until access is granted).
+    ///   - accessor: Reads the item, at the URL it gets.
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError`` (`busy` when the wait timed out or a nested coordination
     ///   would have to wait), or what `accessor` throws.
     public func coordinate<T>(
         readingItemAt url: URL, options: CoordinatedReadingOptions = [], timeout: Duration? = nil,

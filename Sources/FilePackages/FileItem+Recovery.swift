@@ -15,7 +15,7 @@ extension FileItem {
     /// not show it (nor should a new item be made under its name).
     ///
     /// - Returns: The names of the items whose interrupted swap was completed.
-    /// - Throws: ``DocumentKitError`` naming the folder (it can't be listed) or the item (its
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError`` naming the folder (it can't be listed) or the item (its
     ///   rename intent is malformed; nothing is changed then).
     @discardableResult
     public static func completeInterruptedSaves(inFolderAt url: URL, fileSystem: FileSystem = .live) throws(DocumentKitError) -> [String] {

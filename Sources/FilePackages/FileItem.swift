@@ -14,7 +14,7 @@ public enum FileItem {
     /// temporary name first), so no other process ever sees half a package; a crash during the
     /// removal leaves only litter that the next open or save in that folder clears away.
     ///
-    /// - Throws: ``DocumentKitError`` (`notFound` if there is nothing to remove).
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError`` (`notFound` if there is nothing to remove).
     public static func remove(at url: URL, fileSystem: FileSystem = .live) throws(DocumentKitError) {
         let (parent, parentPath, name) = try openParent(of: url, operation: .remove, using: fileSystem)
         let path = url.standardizedFileURL.path
@@ -41,7 +41,7 @@ public enum FileItem {
 
     /// Moves (renames) the item at `source` to `destination`, which must not exist.
     ///
-    /// - Throws: ``DocumentKitError`` (`alreadyExists` if `destination` exists, `crossDevice` if
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError`` (`alreadyExists` if `destination` exists, `crossDevice` if
     ///   the two are on different file systems: nothing is copied).
     public static func move(from source: URL, to destination: URL, fileSystem: FileSystem = .live) throws(DocumentKitError) {
         let (from, fromPath, name) = try openParent(of: source, operation: .move, using: fileSystem)

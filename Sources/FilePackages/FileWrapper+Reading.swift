@@ -34,7 +34,7 @@ extension FileWrapper {
     /// points to is read. Interrupted saves next to the item are completed first (see
     /// ``FileWrapper/write(to:options:)``).
     ///
-    /// - Throws: ``DocumentKitError`` naming the item (or the member) and the cause;
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError`` naming the item (or the member) and the cause;
     ///   `corruptData` for a package nested deeper than ``maximumDepth`` levels.
     public init(contentsOf url: URL, options: ReadingOptions = [], fileSystem: FileSystem = .live) throws(DocumentKitError) {
         let location = try ItemLocation.resolve(url, operation: .read, using: fileSystem)
@@ -73,6 +73,7 @@ extension FileWrapper {
                 .unsupportedFileType, operation: .read, path: path,
                 detail: "It is a \(status.kind), not a file or a package.")
         }
+        preferredFilename = url.lastPathComponent
     }
 
     /// Whether the item at `url` is still exactly what this wrapper was read from (or saved as):
@@ -138,7 +139,8 @@ struct TreeReader {
                 let origin = FileOrigin(root: root, components: member, identity: status.identity, permissions: status.permissions)
                 let lazy = LazyFileContents(origin: origin, mapped: options.contains(.mapped))
                 if options.contains(.immediate) { _ = try lazy.data() }
-                children[name] = FileWrapper(storage: .lazy(lazy), permissions: status.permissions, modificationDate: modified)
+                children[name] = FileWrapper(
+                    storage: .lazy(lazy), permissions: status.permissions, modificationDate: modified, preferredFilename: name)
             case .directory:
                 guard member.count <= FileWrapper.maximumDepth else {
                     // Refused before opening it: a damaged or hostile package must not make a
@@ -155,13 +157,16 @@ struct TreeReader {
                 }
                 defer { Glibc.close(sub) }
                 let grandchildren = try readDirectory(sub, at: member)
-                children[name] = FileWrapper(storage: .directory(grandchildren), permissions: status.permissions, modificationDate: modified)
+                children[name] = FileWrapper(
+                    storage: .directory(grandchildren), permissions: status.permissions, modificationDate: modified,
+                    preferredFilename: name)
             case .symbolicLink:
                 let destination: String
                 do { destination = try fileSystem.readLink(name, in: fd) } catch {
                     throw fail(error, member, "reading the symbolic link")
                 }
-                children[name] = FileWrapper(storage: .symbolicLink(destination), permissions: nil, modificationDate: modified)
+                children[name] = FileWrapper(
+                    storage: .symbolicLink(destination), permissions: nil, modificationDate: modified, preferredFilename: name)
             default:
                 throw DocumentKitError(
                     .unsupportedFileType, operation: .read, path: root.path,

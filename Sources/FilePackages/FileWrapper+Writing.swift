@@ -23,8 +23,8 @@ extension FileWrapper {
     ///
     /// - Returns: The wrapper as saved: its members now refer to the new files on disk, so the
     ///   next save can hard-link them in turn.
-    /// - Throws: ``DocumentKitError`` naming the item, the failed step and the system error. The
-    ///   original is untouched after every failure (``DocumentKitError/originalIsIntact``), except
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError`` naming the item, the failed step and the system error. The
+    ///   original is untouched after every failure (``/DocumentKitSystem/DocumentKitError/originalIsIntact``), except
     ///   where the error says otherwise.
     @discardableResult
     public func write(to url: URL, options: SaveOptions = SaveOptions()) throws(DocumentKitError) -> FileWrapper {

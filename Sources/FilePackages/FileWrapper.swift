@@ -5,7 +5,7 @@ import Foundation
 /// A file, a directory or a symbolic link, with its contents: the tree of a document.
 ///
 /// The Linux counterpart of Foundation's `FileWrapper` on Apple platforms, as a value type.
-/// Read a file or a package with ``init(contentsOf:options:)``, change the tree like any value,
+/// Read a file or a package with ``init(contentsOf:options:fileSystem:)``, change the tree like any value,
 /// and write it back atomically with ``write(to:options:)``. Members that were read from disk
 /// and not changed remember the file they came from, so a package save hard-links them into
 /// the new tree instead of copying their bytes.
@@ -32,6 +32,12 @@ public struct FileWrapper: Sendable {
     /// Saving does not set it: the file system records the time of the save.
     public private(set) var modificationDate: Date?
 
+    /// The name the wrapper would like in its parent directory, as `FileWrapper.preferredFilename`
+    /// on Apple platforms: the item's name when it was read from disk, else nil until set.
+    /// ``addFileWrapper(_:)`` files a child under it; the keys of ``fileWrappers`` are the names
+    /// actually used.
+    public var preferredFilename: String?
+
     /// A regular file with the given contents.
     public init(regularFileWithContents contents: Data, permissions: UInt32? = nil) {
         storage = .data(contents)
@@ -49,10 +55,11 @@ public struct FileWrapper: Sendable {
         storage = .symbolicLink(destination)
     }
 
-    package init(storage: Storage, permissions: UInt32?, modificationDate: Date?) {
+    package init(storage: Storage, permissions: UInt32?, modificationDate: Date?, preferredFilename: String? = nil) {
         self.storage = storage
         self.permissions = permissions
         self.modificationDate = modificationDate
+        self.preferredFilename = preferredFilename
     }
 
     /// The kind of item.
@@ -73,7 +80,7 @@ public struct FileWrapper: Sendable {
 
     /// The contents of a regular file, read from disk on first use if they were read lazily.
     ///
-    /// - Throws: ``DocumentKitError`` with code `changedSinceRead` if the file on disk is no
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError`` with code `changedSinceRead` if the file on disk is no
     ///   longer the one that was read, or the system error that reading met. A wrapper that is
     ///   not a regular file throws `invalidArgument`.
     public var regularFileContents: Data {

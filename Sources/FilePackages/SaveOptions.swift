@@ -4,7 +4,7 @@ import SystemPackage
 
 /// How a file or package is saved.
 public struct SaveOptions: Sendable {
-    /// How much the save guarantees once it returns. The default is ``Durability/durable``.
+    /// How much the save guarantees once it returns. The default is ``/DocumentKitSystem/Durability/durable``.
     public var durability: Durability
     /// What to do when the single file being replaced has other hard links.
     public var hardLinks: HardLinkPolicy
@@ -38,6 +38,6 @@ public enum HardLinkPolicy: Sendable, Hashable {
     /// Save atomically under this name: the other names keep the contents they had (they stop
     /// being the same file as this one). A notice is logged. The default.
     case detach
-    /// Refuse the save with ``DocumentKitError/Code/hardLinked``; nothing is written.
+    /// Refuse the save with ``/DocumentKitSystem/DocumentKitError/Code/hardLinked``; nothing is written.
     case refuse
 }

@@ -37,7 +37,7 @@ extension Document {
     /// document takes the draft over: it is kept (and a later crash leaves it again) until the
     /// app saves the document, or discards it (``discardRecoveryData()``).
     ///
-    /// - Throws: ``DocumentKitError``: `invalidArgument` if `draft` belongs to another file than
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError``: `invalidArgument` if `draft` belongs to another file than
     ///   ``fileURL``; `busy` if a live process owns the draft; the errors of ``open()``, for the
     ///   file or for the draft.
     public func open(recovering draft: RecoverableDraft) async throws(DocumentKitError) {
@@ -91,7 +91,7 @@ extension Document {
     /// Deletes the document's draft (its recovery data), if it has one. The changes stay in
     /// memory; the next autosave elsewhere writes a new draft.
     ///
-    /// - Throws: ``DocumentKitError`` naming the item and the step that failed. The document
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError`` naming the item and the step that failed. The document
     ///   then keeps the entry (and its lock), no longer claiming it holds the changes: the next
     ///   save, autosave elsewhere, discard or close deals with it again.
     public func discardRecoveryData() throws(DocumentKitError) {

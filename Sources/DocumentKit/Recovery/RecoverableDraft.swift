@@ -34,7 +34,7 @@ public struct RecoverableDraft: Sendable, Hashable, Identifiable {
 
     /// Deletes the draft.
     ///
-    /// - Throws: ``DocumentKitError`` `busy` if a live process owns it again (recovering it);
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError`` `busy` if a live process owns it again (recovering it);
     ///   the failed step, naming the item, if the deletion fails.
     public func discard(using fileSystem: FileSystem = .live) throws(DocumentKitError) {
         try Self.discardEntry(entryURL, using: fileSystem)

@@ -28,7 +28,7 @@ extension VersionPresenter {
 extension VersionStore {
     /// Tells `presenter` about versions of the item at `itemURL` that appear, go or are
     /// resolved, whoever changes them. Keep the registration: releasing it (or calling
-    /// ``PresenterRegistration/remove()``) ends the callbacks.
+    /// ``/FileCoordination/PresenterRegistration/remove()``) ends the callbacks.
     ///
     /// The versions there already are the starting point: they are not announced.
     public func addVersionPresenter(

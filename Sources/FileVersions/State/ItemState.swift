@@ -8,7 +8,7 @@ import Foundation
 /// The state of an item on disk as a document read or wrote it, and the one place that answers
 /// "is this still the item I read?".
 ///
-/// It holds the item's ``FileIdentity`` (device, inode, size, modification and change times), the
+/// It holds the item's ``/DocumentKitSystem/FileIdentity`` (device, inode, size, modification and change times), the
 /// digest of its contents when a version store can name them (``VersionStore/contentDigest(ofItemAt:)``),
 /// and, for a document that presents its file, the identities of everything in a package (a
 /// member written in place changes no identity of the package folder itself).
@@ -22,7 +22,7 @@ public struct ItemState: Sendable, Equatable {
 
     /// Captures the state of the item at `url`; nil when there is none. `digest` names the
     /// contents (pass the version store's, or nil), `includingMembers` adds the identities of a
-    /// package's members (a `stat` of each, at most ``FileWrapper/maximumDepth`` levels deep).
+    /// package's members (a `stat` of each, at most ``/FilePackages/FileWrapper/maximumDepth`` levels deep).
     public static func ofItem(at url: URL, digest: ((URL) -> String?)? = nil, includingMembers: Bool = false) -> ItemState? {
         var info = stat()
         guard lstat(url.path, &info) == 0 else { return nil }

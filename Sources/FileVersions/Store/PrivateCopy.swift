@@ -8,7 +8,7 @@ import Synchronization
 import SystemPackage
 
 /// A live file as it was when the store copied it: if a live member still has this identity, the
-/// store file it was copied to holds its bytes. The file's ``FileIdentity`` with its change time,
+/// store file it was copied to holds its bytes. The file's ``/DocumentKitSystem/FileIdentity`` with its change time,
 /// which changes whenever anything changes the file and can't be set (a file whose times were set
 /// back, `touch -d`, `rsync -t`, doesn't match), and its mode.
 struct SourceIdentity: Hashable, Sendable {

@@ -12,10 +12,11 @@ extension VersionStore {
     /// a coordinated read of the item. The same contents added twice give one version.
     ///
     /// - Parameters:
+    ///   - itemURL: The item.
     ///   - origin: How the version came to be.
     ///   - isConflict: Whether it is an unresolved conflict version (kept until resolved).
     ///   - ancestorIdentifier: The version it and the current one descend from, when known.
-    /// - Throws: ``DocumentKitError`` naming the item or the store; nothing is added then.
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError`` naming the item or the store; nothing is added then.
     @discardableResult
     public func addVersion(
         ofItemAt itemURL: URL, origin: FileVersion.Origin = .added, isConflict: Bool = false, ancestorIdentifier: String? = nil
@@ -28,8 +29,14 @@ extension VersionStore {
     /// Adds a version of the item from other contents: a file or package at `sourceURL` (for
     /// example edits that could not be saved over the item).
     ///
-    /// - Parameter byMoving: Moves `sourceURL` into the store (it must be on the same file
-    ///   system) instead of copying it.
+    /// - Parameters:
+    ///   - itemURL: The item.
+    ///   - sourceURL: The file or package whose contents the version holds.
+    ///   - origin: How the version came to be.
+    ///   - isConflict: Whether it is an unresolved conflict version (kept until resolved).
+    ///   - ancestorIdentifier: The version it and the current one descend from, when known.
+    ///   - byMoving: Moves `sourceURL` into the store (it must be on the same file system)
+    ///     instead of copying it.
     @discardableResult
     public func addVersion(
         ofItemAt itemURL: URL, withContentsOf sourceURL: URL, origin: FileVersion.Origin = .added, isConflict: Bool = false,

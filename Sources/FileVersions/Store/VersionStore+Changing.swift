@@ -26,7 +26,7 @@ extension VersionStore {
         }
     }
 
-    /// Saves `tree` at `itemURL` (see ``FileWrapper/write(to:options:)``) and keeps what it
+    /// Saves `tree` at `itemURL` (see ``/FilePackages/FileWrapper/write(to:options:)``) and keeps what it
     /// replaces as a version with origin `origin` (nil keeps nothing), without coordinating:
     /// call it inside a coordinated write of the item.
     ///

@@ -42,7 +42,7 @@ extension VersionStore {
             localizedName: itemURL.lastPathComponent,
             modificationDate: Date(timeIntervalSince1970: Double(status.modificationTime) / 1e9),
             localizedNameOfSavingComputer: nil, savingUser: nil, origin: nil, adoptedFrom: nil, isConflict: false,
-            isResolved: true, isDiscardable: false, ancestorIdentifier: nil, resolution: nil)
+            resolved: true, isDiscardable: false, ancestorIdentifier: nil, resolution: nil)
     }
 
     /// The versions other than the current one, newest first.
@@ -133,7 +133,7 @@ extension VersionStore {
             persistentIdentifier: record.id, itemURL: itemURL, url: contents, isCurrent: false, localizedName: record.name,
             modificationDate: RecordDate.date(record.modified), localizedNameOfSavingComputer: record.host,
             savingUser: record.user, origin: record.origin, adoptedFrom: record.adoptedFrom?.engine,
-            isConflict: record.conflict, isResolved: record.resolved || !record.conflict, isDiscardable: record.discardable,
+            isConflict: record.conflict, resolved: record.resolved || !record.conflict, isDiscardable: record.discardable,
             ancestorIdentifier: record.ancestor, resolution: record.resolution?.how)
     }
 }

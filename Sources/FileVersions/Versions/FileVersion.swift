@@ -1,4 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
+import Logging
 
 /// A saved state of an item: its current version, an older one, or a conflict version, as
 /// `NSFileVersion` on Apple platforms.
@@ -6,7 +10,7 @@ import Foundation
 /// Versions other than the current one live in a ``VersionStore``. Two values for the same
 /// version of the same item are equal. Get them from ``VersionStore/versions(ofItemAt:)`` and its
 /// shortcuts; change them through the store (``VersionStore/markResolved(_:as:)``,
-/// ``VersionStore/remove(_:)``, ``VersionStore/replaceItem(at:with:keepingCurrentAs:)``).
+/// ``VersionStore/remove(_:evenIfUnresolvedConflict:)``, ``VersionStore/replaceItem(at:with:keepingCurrentAs:)``).
 public struct FileVersion: Sendable, Hashable {
     /// Identifies the version, stable across processes and restarts: keep it, and find the
     /// version again with ``VersionStore/version(ofItemAt:withPersistentIdentifier:)``. For the
@@ -34,8 +38,8 @@ public struct FileVersion: Sendable, Hashable {
     public let adoptedFrom: String?
     /// Whether the version was made because two writers conflicted.
     public let isConflict: Bool
-    /// Whether the conflict was resolved; always true for a version that isn't a conflict.
-    public let isResolved: Bool
+    /// Whether the conflict was resolved as the store recorded it when this value was made.
+    let resolved: Bool
     /// Whether the store may remove the version whenever it prunes.
     public let isDiscardable: Bool
     /// The version this one and the current one both descend from, when known: the common
@@ -54,19 +58,49 @@ public struct FileVersion: Sendable, Hashable {
         case merged
     }
 
+    /// Whether the conflict was resolved; always true for a version that isn't a conflict.
+    ///
+    /// Set it to true once the conflict is resolved, as `NSFileVersion.isResolved`: the store
+    /// records it (``markResolved(as:coordinator:)`` with ``Resolution/keptCurrent``, which
+    /// throws instead) and this value follows. If the store can't record it (the version is
+    /// gone, the store can't be written), the property stays false and the reason is logged.
+    /// A resolved conflict can't be made unresolved again: setting false changes nothing, as
+    /// Apple asks apps never to do.
+    public var isResolved: Bool {
+        get { resolved }
+        set {
+            guard newValue, !resolved else { return }
+            do {
+                self = try markResolved(as: .keptCurrent)
+            } catch {
+                VersionStore.logger.error(
+                    "Could not mark the conflict version \(persistentIdentifier) of \(itemURL.path) resolved: \(error.localizedDescription)")
+            }
+        }
+    }
+
+    /// Whether the version's contents are on this computer, as `NSFileVersion.hasLocalContents`:
+    /// true for the current version and for every version whose contents are in the store; false
+    /// when they are missing (the store was damaged or pruned by hand). Apple's non-local
+    /// versions, not downloaded yet, have no counterpart: a store is always local.
+    public var hasLocalContents: Bool {
+        var status = stat()
+        return lstat(url.path, &status) == 0
+    }
+
     /// Whether the version is an unresolved conflict: never pruned, never removed by
     /// ``VersionStore/removeOtherVersions(ofItemAt:includingUnresolvedConflicts:)`` unless asked.
-    public var isUnresolvedConflict: Bool { isConflict && !isResolved }
+    public var isUnresolvedConflict: Bool { isConflict && !resolved }
 
     /// Two values are equal when they name the same version of the same item.
     public static func == (lhs: FileVersion, rhs: FileVersion) -> Bool {
-        lhs.persistentIdentifier == rhs.persistentIdentifier && lhs.url == rhs.url && lhs.isResolved == rhs.isResolved
+        lhs.persistentIdentifier == rhs.persistentIdentifier && lhs.url == rhs.url && lhs.resolved == rhs.resolved
     }
 
     /// Hashes what equality compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(persistentIdentifier)
         hasher.combine(url)
-        hasher.combine(isResolved)
+        hasher.combine(resolved)
     }
 }

@@ -12,7 +12,7 @@ extension FileVersion {
         case externalChange
         /// A conflict copy a sync engine made beside the item, adopted into the store.
         case adoptedCopy
-        /// Added by the app from other contents (``VersionStore/addVersion(of:withContentsOf:origin:)``).
+        /// Added by the app from other contents (``VersionStore/addVersion(ofItemAt:withContentsOf:origin:isConflict:byMoving:ancestorIdentifier:)``).
         case added
     }
 }

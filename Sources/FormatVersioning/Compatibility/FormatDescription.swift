@@ -67,7 +67,9 @@ public struct FormatDescription: Sendable {
     /// or pending migrations: needs migration. Otherwise read-write (preserving unknown fields,
     /// optional features or migrations if there are any).
     ///
-    /// - Parameter path: The document's path, named in messages and errors.
+    /// - Parameters:
+    ///   - manifest: The document's manifest.
+    ///   - path: The document's path, named in messages and errors.
     public func compatibility(of manifest: DocumentManifest, at path: String) -> FormatCompatibility {
         let written = "written by \(manifest.writer.name) \(manifest.writer.version)"
         guard manifest.formatIdentifier == identifier else {
@@ -117,8 +119,10 @@ public struct FormatDescription: Sendable {
     ///
     /// A document in this version with every step applied, or in a newer version, is left as it is.
     ///
-    /// - Parameter path: The document's path, for errors.
-    /// - Throws: ``DocumentKitError``: `unsupportedFormat` for another format, `migrationFailed`
+    /// - Parameters:
+    ///   - document: The document to migrate, in memory.
+    ///   - path: The document's path, for errors.
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError``: `unsupportedFormat` for another format, `migrationFailed`
     ///   if a step fails (the document is then left as it was).
     public func migrate(_ document: inout MigratingDocument, at path: String) throws(DocumentKitError) {
         guard document.manifest.formatIdentifier == identifier else {

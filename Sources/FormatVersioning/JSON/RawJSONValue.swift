@@ -22,7 +22,7 @@ public struct RawJSONValue: Hashable, Sendable, CustomStringConvertible {
     /// A value from JSON text, checked to be exactly one JSON value (surrounding whitespace is
     /// dropped) nested at most 63 levels deep.
     ///
-    /// - Throws: ``DocumentKitError`` with code `invalidArgument` saying what is wrong and where.
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError`` with code `invalidArgument` saying what is wrong and where.
     public init(jsonText: String) throws(DocumentKitError) {
         let bytes = Array(jsonText.utf8)
         var scanner = JSONScanner(bytes, maximumDepth: Self.maximumDepth)
@@ -55,7 +55,7 @@ public struct RawJSONValue: Hashable, Sendable, CustomStringConvertible {
 
     /// A value encoded with `JSONEncoder` (sorted keys, slashes unescaped), for structured fields.
     ///
-    /// - Throws: ``DocumentKitError`` with code `invalidArgument` if the encoder fails.
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError`` with code `invalidArgument` if the encoder fails.
     public init(encoding value: some Encodable) throws(DocumentKitError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -98,7 +98,7 @@ public struct RawJSONValue: Hashable, Sendable, CustomStringConvertible {
 
     /// The value decoded with `JSONDecoder`.
     ///
-    /// - Throws: ``DocumentKitError`` with code `corruptData` and the decoder's error.
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError`` with code `corruptData` and the decoder's error.
     public func decode<Value: Decodable>(_ type: Value.Type) throws(DocumentKitError) -> Value {
         do { return try JSONDecoder().decode(type, from: Data(jsonText.utf8)) } catch {
             throw DocumentKitError(

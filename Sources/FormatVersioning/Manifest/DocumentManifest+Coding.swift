@@ -10,8 +10,10 @@ extension DocumentManifest {
     /// `minReaderVersion` and `minWriterVersion` read as `formatVersion`; missing feature and
     /// migration lists as empty; a missing `members` as nil.
     ///
-    /// - Parameter path: The file to name in errors (the manifest, or the document holding it).
-    /// - Throws: ``DocumentKitError`` with code `corruptData` naming `path` and the problem, with
+    /// - Parameters:
+    ///   - data: The manifest's JSON text.
+    ///   - path: The file to name in errors (the manifest, or the document holding it).
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError`` with code `corruptData` naming `path` and the problem, with
     ///   its line and column.
     public init(jsonData data: Data, path: String) throws(DocumentKitError) {
         guard data.count <= Limits.maximumSize else { throw Self.tooLarge(Int64(data.count), path: path) }
@@ -25,8 +27,11 @@ extension DocumentManifest {
 
     /// Reads the manifest member `manifestName` of a package.
     ///
-    /// - Parameter packagePath: The package's path, for errors (they name the manifest inside it).
-    /// - Throws: ``DocumentKitError`` with code `corruptData` if the member is missing, not a
+    /// - Parameters:
+    ///   - package: The package's tree.
+    ///   - manifestName: The manifest member's name.
+    ///   - packagePath: The package's path, for errors (they name the manifest inside it).
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError`` with code `corruptData` if the member is missing, not a
     ///   regular file, too large or malformed; the system's error if it can't be read.
     public init(package: FileWrapper, manifestName: String, packagePath: String) throws(DocumentKitError) {
         let path = packagePath + "/" + manifestName
@@ -55,7 +60,7 @@ extension DocumentManifest {
     /// The manifest as JSON text, written the one way the specification describes (sorted keys,
     /// stable layout), so that the same manifest always gives the same bytes.
     ///
-    /// - Throws: ``DocumentKitError`` with code `invalidArgument` if a value breaks the
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError`` with code `invalidArgument` if a value breaks the
     ///   specification's rules (a reader would refuse it), naming the value.
     public func jsonData() throws(DocumentKitError) -> Data {
         if let problem = valuesProblem ?? relationsProblem {

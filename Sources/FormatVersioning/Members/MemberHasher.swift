@@ -6,7 +6,7 @@ import Foundation
 /// digest by the file's identity so that an unchanged member is hashed once, not at every save.
 ///
 /// A member read from disk and not changed since keeps the identity of its file (device, inode,
-/// size, times; see ``FileWrapper/fileIdentity``), and a save hard-links it into the new package,
+/// size, times; see ``/FilePackages/FileWrapper/fileIdentity``), and a save hard-links it into the new package,
 /// where it has that identity still. So a save of a 10,000-file package in which one file changed
 /// hashes that one file. Keep one hasher per open document:
 ///
@@ -49,11 +49,12 @@ public struct MemberHasher: Sendable {
     /// save lists. Members unchanged since they were hashed, verified or saved are not read again.
     ///
     /// - Parameters:
+    ///   - package: The package's tree.
     ///   - manifestName: The manifest member's name (never listed).
     ///   - previous: The records of the manifest being replaced: a member whose size and digest
     ///     are unchanged keeps its record whole, with fields this version doesn't know.
     ///   - packagePath: The package's path, for errors.
-    /// - Throws: ``DocumentKitError`` if a member can't be read.
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError`` if a member can't be read.
     public mutating func memberRecords(
         of package: FileWrapper, manifestName: String, previous: [String: MemberRecord]? = nil, packagePath: String
     ) throws(DocumentKitError) -> [String: MemberRecord] {
@@ -76,7 +77,7 @@ public struct MemberHasher: Sendable {
     /// A member whose size differs is not read. A manifest without a member list gives a
     /// complete verification that lists nothing.
     ///
-    /// - Throws: ``DocumentKitError`` if a member can't be read (one that disappears meanwhile
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError`` if a member can't be read (one that disappears meanwhile
     ///   counts as missing instead).
     public mutating func verify(
         _ package: FileWrapper, against manifest: DocumentManifest, manifestName: String, packagePath: String
@@ -117,7 +118,7 @@ public struct MemberHasher: Sendable {
     }
 
     /// Remembers the digests of the members of a package as a save left it (the wrapper
-    /// ``FileWrapper/write(to:options:)`` returned), from the records its manifest was written
+    /// ``/FilePackages/FileWrapper/write(to:options:)`` returned), from the records its manifest was written
     /// with: the next save then reads none of them.
     public mutating func rememberDigests(of savedPackage: FileWrapper, members: [String: MemberRecord]) {
         for (path, record) in members {

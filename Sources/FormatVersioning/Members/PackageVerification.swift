@@ -64,7 +64,7 @@ public struct PackageVerification: Hashable, Sendable {
 
     /// Throws if the package is incomplete, saying which of the two cases it is.
     ///
-    /// - Throws: ``DocumentKitError`` naming the package, "3 of 5 members match", and which are
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError`` naming the package, "3 of 5 members match", and which are
     ///   missing or different; with code `incompletePackage` while something in it changed within
     ///   `settlePeriod` before `now` (a sync may still be delivering it: wait, and read it again),
     ///   else `modifiedPackage` (its members were changed without its manifest and have settled:

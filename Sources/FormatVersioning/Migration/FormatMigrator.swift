@@ -95,9 +95,11 @@ public struct FormatMigrator: Sendable {
     ///
     /// All or nothing: if a step throws, `document` is left as it was.
     ///
-    /// - Parameter path: The document's path, for errors.
+    /// - Parameters:
+    ///   - document: The document to migrate, in memory.
+    ///   - path: The document's path, for errors.
     /// - Returns: The identifiers of the steps that ran.
-    /// - Throws: ``DocumentKitError`` with code `migrationFailed` naming the step, with the
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError`` with code `migrationFailed` naming the step, with the
     ///   step's error as its underlying error.
     @discardableResult
     public func migrate(_ document: inout MigratingDocument, at path: String) throws(DocumentKitError) -> [String] {
