@@ -28,7 +28,7 @@ import SystemPackage
 /// The locks are open-file-description locks (`F_OFD_SETLK`) on byte ranges of one file,
 /// `locks`, which is never replaced or removed: nothing piles up, and the kernel releases every
 /// lock of a process that dies, even by `SIGKILL`. The byte layout is specified in
-/// `Formats/coordination-locks/`.
+/// `Formats/coordination-locks/` (v2: where the folder is and what is verified).
 public final class CoordinationNamespace: Sendable {
     /// The folder.
     public let directory: URL
