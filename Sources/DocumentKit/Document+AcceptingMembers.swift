@@ -31,10 +31,10 @@ extension Document {
     ///   replaces it; without a store only the old manifest is replaced (the members stay).
     ///
     /// Bytes a program changed in place were gone before this runs: the version store's newest
-    /// whole version (``DocumentKitError/lastCompleteVersionPath`` of the open's error) is what
+    /// whole version (``/DocumentKitSystem/DocumentKitError/lastCompleteVersionPath`` of the open's error) is what
     /// is left of the state before the edit, and stays in the store.
     ///
-    /// - Throws: ``DocumentKitError`` naming the package; the package is then untouched.
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError`` naming the package; the package is then untouched.
     @discardableResult
     public func acceptMembersOnDisk() async throws(DocumentKitError) -> MemberAcceptance {
         let requested = fileURL
@@ -89,7 +89,7 @@ extension Document {
         }
     }
 
-    /// `error` with ``DocumentKitError/lastCompleteVersionPath`` set, for a package refused as
+    /// `error` with ``/DocumentKitSystem/DocumentKitError/lastCompleteVersionPath`` set, for a package refused as
     /// incomplete or modified whose version store holds a whole version of it: the newest one
     /// whose members match its manifest (at most five are checked), named in the message too.
     func withLastCompleteVersion(_ error: DocumentKitError) -> DocumentKitError {

@@ -15,7 +15,7 @@ extension Document {
     ///   a newer version: "format 4, this app reads up to 3"), `incompletePackage` ("3 of 5
     ///   members match", and something in it changed within ``packageSettlePeriod``: a sync may
     ///   still be delivering it), `modifiedPackage` (the same, settled: another program edited it;
-    ///   see ``acceptMembersOnDisk()``), both with ``DocumentKitError/lastCompleteVersionPath``
+    ///   see ``acceptMembersOnDisk()``), both with ``/DocumentKitSystem/DocumentKitError/lastCompleteVersionPath``
     ///   when the store has a whole version, `migrationFailed`. What was in memory stays, and the
     ///   file is untouched.
     ///
@@ -55,7 +55,7 @@ extension Document {
     /// Reads the item at `url` under a coordinated read (on the I/O queue): `open()`'s reading,
     /// and a reload's. Changes nothing in the document. Follows a move made while the read waited.
     /// (`open()` names the newest whole version of a package refused as incomplete or modified,
-    /// ``DocumentKitError/lastCompleteVersionPath``; a reload, which only looks again at the next
+    /// ``/DocumentKitSystem/DocumentKitError/lastCompleteVersionPath``; a reload, which only looks again at the next
     /// change, does not look for it.)
     func readItem(at requested: URL) throws(DocumentKitError) -> Reading {
         let format = self.format

@@ -17,7 +17,7 @@ import SystemPackage
 /// The folder is opened once and verified on its descriptor: a directory, not a symbolic link,
 /// owned by the user, not writable by anyone else, in a folder that doesn't let others rename
 /// it; so is the lock file (a regular file of the user's with one name). Anything else is refused
-/// with ``DocumentKitError/Code/untrustedFolder``: another user could otherwise block, redirect
+/// with ``/DocumentKitSystem/DocumentKitError/Code/untrustedFolder``: another user could otherwise block, redirect
 /// or watch the user's coordinations.
 ///
 /// For processes of several users, give them one folder, set explicitly (through
@@ -80,7 +80,7 @@ public final class CoordinationNamespace: Sendable {
     /// A namespace in `directory` (created, with its parents, if missing). `packageExtensions`
     /// are compared without regard to case.
     ///
-    /// - Throws: ``DocumentKitError``: `untrustedFolder` if the folder or its lock file could be
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError``: `untrustedFolder` if the folder or its lock file could be
     ///   another user's (see the type's discussion); the system's error if it can't be created.
     public convenience init(directory: URL, packageExtensions: Set<String> = []) throws(DocumentKitError) {
         try self.init(directory: directory, packageExtensions: packageExtensions, sharing: .group, remedy: Self.remedy(explicit: true))
