@@ -27,7 +27,7 @@ extension Document {
     ///   error is `corruptData` (missing or malformed members: restore a version instead) and
     ///   nothing is written; a document this app may not change is refused with `readOnlyDocument`;
     /// - the package as found, old manifest and all, is kept in the ``versionStore`` (origin
-    ///   ``FileVersion/Origin/save``: nothing that was on disk is lost) before the new manifest
+    ///   ``/FileVersions/FileVersion/Origin/save``: nothing that was on disk is lost) before the new manifest
     ///   replaces it; without a store only the old manifest is replaced (the members stay).
     ///
     /// Bytes a program changed in place were gone before this runs: the version store's newest

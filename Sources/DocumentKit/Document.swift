@@ -339,7 +339,7 @@ open class Document<Content: Sendable>: @unchecked Sendable {
     /// How long nothing in the document's package must have changed before members that don't
     /// match its manifest count as edited by another program (``open()`` fails with
     /// `modifiedPackage`; ``acceptMembersOnDisk()`` accepts them) rather than being delivered by a
-    /// sync (`incompletePackage`: wait). The default is ``PackageVerification/defaultSettlePeriod``.
+    /// sync (`incompletePackage`: wait). The default is ``/FormatVersioning/PackageVerification/defaultSettlePeriod``.
     public var packageSettlePeriod: Duration {
         get { state.withLock { $0.packageSettlePeriod } }
         set { state.withLock { $0.packageSettlePeriod = newValue } }

@@ -3,11 +3,12 @@ extension ConflictCopyName {
     /// the name follows the exact scheme of one of `engines` and the folder holds the original as an
     /// item of the same kind (a file for a file, a folder for a folder).
     ///
-    /// This is the rule by which ``VersionStore`` adopts copies and ``FileWrapper/withoutConflictCopies(manifestName:engines:)``
+    /// This is the rule by which ``VersionStore`` adopts copies and `FileWrapper.withoutConflictCopies(manifestName:engines:)`
     /// leaves them out: a file a person named `results.conflict1` beside no `results` is a file
     /// like any other.
     ///
     /// - Parameters:
+    ///   - name: The item's name in the folder.
     ///   - isFolder: Whether the item is a folder.
     ///   - engines: The sync engines the folder lives under.
     ///   - originalIsFolder: For a name in the folder, whether it is a folder; nil when the folder
