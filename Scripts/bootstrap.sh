@@ -25,8 +25,11 @@ fi
 test_user=dk-neighbour
 if [ "$purpose" = test ] && ! id "$test_user" >/dev/null 2>&1; then
     if [ "$(id -u)" -eq 0 ] && command -v useradd >/dev/null 2>&1; then
-        useradd --system --no-create-home --shell /usr/sbin/nologin "$test_user"
-        echo "Created the test user $test_user"
+        if useradd --system --no-create-home --shell /usr/sbin/nologin "$test_user"; then
+            echo "Created the test user $test_user"
+        else
+            echo "note: could not create the test user $test_user: the per-user state tests are disabled" >&2
+        fi
     else
         echo "note: the per-user state tests need a second user; create it with:" >&2
         echo "  sudo useradd --system --no-create-home --shell /usr/sbin/nologin $test_user" >&2
