@@ -49,7 +49,9 @@ public final class CoordinationNamespace: Sendable {
     /// This process's presenters in the namespace.
     let presenters: PresenterRegistry
     /// Coordinated moves, for coordinations that waited for them.
-    var moves: MoveJournal { MoveJournal(folder: movesFolder) }
+    var moves: MoveJournal { MoveJournal(folder: movesFolder, modes: modes) }
+    /// The modes of what the namespace makes in its folder (a group's too, when shared by one).
+    let modes: NamespaceModes
     private let movesFolder: String
     /// `presenters/` in the namespace folder (kept as a string: every coordination looks there).
     private let presenceFolder: String
@@ -59,7 +61,7 @@ public final class CoordinationNamespace: Sendable {
     var presence: PresenceServer? {
         presenceServer.withLock { server in
             if server == nil, presenters.count > 0 {
-                server = PresenceServer(folder: presenceFolder, registry: presenters)
+                server = PresenceServer(folder: presenceFolder, registry: presenters, modes: modes)
             }
             return server
         }
@@ -104,6 +106,7 @@ public final class CoordinationNamespace: Sendable {
         self.directory = directory
         self.packageExtensions = Set(packageExtensions.map { $0.lowercased() })
         self.lockFilePath = lockFilePath
+        self.modes = NamespaceModes(sharedByGroup: folder.isSharedByGroup)
         self.movesFolder = directory.appendingPathComponent("moves").path
         self.presenceFolder = directory.appendingPathComponent("presenters").path
         self.lockFile = LockPlan.LockFile(device: status.device, inode: status.inode)

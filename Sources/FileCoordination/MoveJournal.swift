@@ -14,9 +14,12 @@ struct MoveJournal: Sendable {
     let folder: String
     /// The clock records are written and judged by: ``now()``; tests give a fixed one.
     let clock: @Sendable () -> UInt64
+    /// The modes of the folder and the records.
+    let modes: NamespaceModes
 
-    init(folder: String, clock: @escaping @Sendable () -> UInt64 = MoveJournal.now) {
+    init(folder: String, modes: NamespaceModes = NamespaceModes(sharedByGroup: false), clock: @escaping @Sendable () -> UInt64 = MoveJournal.now) {
         self.folder = folder
+        self.modes = modes
         self.clock = clock
     }
 
@@ -31,11 +34,12 @@ struct MoveJournal: Sendable {
 
     /// Records that the unit moved to `newPath` now.
     func record(_ unit: Int64, movedTo newPath: String) {
-        mkdir(folder, 0o700)
+        modes.makeFolder(folder)
         let target = path(unit)
         let temporary = target + ".\(getpid()).tmp"
         let text = "\(clock())\n\(newPath)"
         guard (try? Data(text.utf8).write(to: URL(fileURLWithPath: temporary))) != nil else { return }
+        modes.setFileMode(temporary)  // readable by the group's other users in a shared namespace
         rename(temporary, target)
         prune()
     }

@@ -136,6 +136,36 @@ struct PerUserStateTests {
         #expect(heard.isEmpty, "the planted presenter heard: \(heard)")
     }
 
+    @Test("In a namespace a group shares (2770, set explicitly), a presenter of one user hears another user's coordinated write")
+    func groupSharedNamespaceReachesOtherUsersPresenters() throws {
+        let group = Neighbour.ids!.gid
+        // The folder a shared library needs: root's, of the group both users are in, 2770.
+        let namespace = shared.appending("group-namespace").path
+        try #require(mkdir(namespace, 0o700) == 0 && chown(namespace, 0, group) == 0 && chmod(namespace, 0o2770) == 0)
+        let items = shared.appending("items")
+        try FileManager.default.createDirectory(at: items, withIntermediateDirectories: false)
+        try #require(chmod(items.path, 0o755) == 0)
+        let item = items.appendingPathComponent("note.txt").path
+        try #require(FileManager.default.createFile(atPath: item, contents: Data("shared".utf8)))
+        // The victim (root, in the group) presents the item first: it makes `presenters/`.
+        let presenter = try Spawned(
+            "/usr/bin/setpriv", ["--groups=\(group)", "--", NotesRunner.coordinationChild.path, "present", namespace, "-", item, "log"],
+            environment: victimEnvironment, folder: shared.url)
+        defer { _ = presenter.finish(killingAfter: 0) }
+        try #require(presenter.waitForLine("ready", seconds: 20), "the presenter: \(presenter.output) \(presenter.errors)")
+        // The neighbour writes the item through the same namespace.
+        let writer = try Neighbour.spawn(
+            [NotesRunner.coordinationChild.path, "hold", namespace, "-", "write", item, "50"], tmp: tmp, folder: shared.url)
+        let wrote = writer.finish(killingAfter: 20)
+        #expect(wrote.status == 0 && wrote.stdout.contains("released"), "the neighbour's write: \(wrote.status) \(wrote.stdout) \(wrote.stderr)")
+        presenter.closeInput()
+        let heard = presenter.finish(killingAfter: 10).stdout.split(separator: "\n").map(String.init)
+        #expect(heard.contains("relinquish-writer"), "the victim's presenter heard: \(heard)")
+        // What the namespace made inside is the group's: the neighbour could list it and connect.
+        var status = stat()
+        #expect(stat(namespace + "/presenters", &status) == 0 && status.st_mode & 0o7777 == 0o2770 && status.st_gid == group)
+    }
+
     @Test("Another user can't read the note `notes edit --editor` gives the editor")
     func editorFileIsPrivate() throws {
         try makeNote("Diary")

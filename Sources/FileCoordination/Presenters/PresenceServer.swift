@@ -27,6 +27,8 @@ final class PresenceServer: Sendable {
     let name: String
     private let listener: CInt
     private let registry: PresenterRegistry
+    /// The modes of what it makes in `folder`.
+    private let modes: NamespaceModes
 
     /// A server's name in the namespace, as a coordinator reads it from an entry.
     struct Peer {
@@ -38,14 +40,19 @@ final class PresenceServer: Sendable {
         var pid: Substring { name.prefix { $0 != "." } }
     }
 
-    /// A server for the presenters of `registry`, listening in `folder` (the namespace's `presenters/`).
-    init?(folder: String, registry: PresenterRegistry) {
+    /// A server for the presenters of `registry`, listening in `folder` (the namespace's
+    /// `presenters/`), making what it makes there with `modes`.
+    init?(folder: String, registry: PresenterRegistry, modes: NamespaceModes) {
         self.folder = folder
         name = "\(getpid()).\(TemporaryName.randomSuffix()).v2"
         self.registry = registry
-        mkdir(folder, 0o700)
-        listener = dk_unix_listen(folder + "/" + name + ".sock")
+        self.modes = modes
+        modes.makeFolder(folder)
+        let socketPath = folder + "/" + name + ".sock"
+        listener = dk_unix_listen(socketPath)
         guard listener >= 0 else { return nil }
+        // Connecting needs write permission on the socket: the group's, in a shared namespace.
+        modes.setFileMode(socketPath)
         let thread = Thread { [self] in self.acceptLoop() }
         thread.name = "DocumentKit.PresenceServer"
         thread.start()
@@ -56,9 +63,12 @@ final class PresenceServer: Sendable {
     /// Publishes this process as a presenter of `unit` (its first presenter there).
     func publish(_ unit: Int64) {
         let unitFolder = Self.unitFolder(folder, unit)
-        mkdir(unitFolder, 0o700)
-        let fd = open(unitFolder + "/" + name, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
-        if fd >= 0 { close(fd) }
+        modes.makeFolder(unitFolder)
+        let fd = open(unitFolder + "/" + name, O_WRONLY | O_CREAT | O_CLOEXEC, modes.file)
+        if fd >= 0 {
+            fchmod(fd, modes.file)
+            close(fd)
+        }
     }
 
     /// Withdraws this process as a presenter of `unit` (its last presenter there is gone).
