@@ -10,7 +10,7 @@ import Testing
 @Suite struct NotesStoppedWatcherTests {
     static let missedDeadline = "did not answer within the deadline"
 
-    @Test("with notes watch TITLE stopped, show and edit of the note succeed, only the first waits, and the watcher reloads when continued")
+    @Test("with notes watch TITLE stopped, new, show and edit of the note get through, only the first waits (its error before the warning), and the watcher reloads when continued")
     func stoppedWatcherDoesNotLockTheNote() async throws {
         let directory = try TemporaryDirectory(prefix: "notes-stopped-watch")
         let notes = NotesRunner(library: directory.appending("Library"))
@@ -22,10 +22,20 @@ import Testing
         kill(pid, SIGSTOP)
         defer { kill(pid, SIGCONT) }
 
+        // The first command waits for the stopped watcher once. It fails (the title exists): a
+        // person reads its error first, then the library's warning, with no log timestamps.
+        let create = try notes.run(["new", "Trip", "--body", "again"])
+        #expect(create.status == 73, "\(create.stderr)")
+        let lines = create.stderr.split(separator: "\n")
+        #expect(lines.first?.hasPrefix("notes: “Trip”: a note titled") == true, "the error comes first: \(create.stderr)")
+        #expect(
+            lines.dropFirst().contains { $0.hasPrefix("notes: warning: ") && $0.contains(Self.missedDeadline) },
+            "the first command waits for the stopped watcher once, and says so after the error: \(create.stderr)")
+        #expect(!lines.contains { $0.first?.isNumber == true }, "no timestamped log lines: \(create.stderr)")
         let show = try notes.run(["show", "Trip"])
         #expect(show.status == 0, "\(show.stderr)")
         #expect(show.stdout.contains("one"))
-        #expect(show.stderr.contains(Self.missedDeadline), "the first command waits for the stopped watcher once: \(show.stderr)")
+        #expect(!show.stderr.contains(Self.missedDeadline), "a later command waited again: \(show.stderr)")
         let edit = try notes.run(["edit", "Trip", "--append", "two"])
         #expect(edit.status == 0, "\(edit.stderr)")
         #expect(!edit.stderr.contains(Self.missedDeadline), "a later command waited again: \(edit.stderr)")
