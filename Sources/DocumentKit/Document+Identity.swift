@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import DocumentKitSystem
+import FilePackages
 import Foundation
 import Synchronization
 
@@ -47,18 +52,19 @@ extension Document {
             // The history's place holds the identifier.
             let place = folder.appendingPathComponent(newest.localizedName)
             guard place.lastPathComponent != url.lastPathComponent,
-                Self.item(at: place, holds: identifier, otherThan: here, manifestName: format.manifestName) != nil
+                Self.item(at: place, holds: identifier, otherThan: here, manifestName: format.manifestName, fileSystem: saveOptions.fileSystem) != nil
             else { return nil }
             return change
         }
         // No history yet: a sibling of the same kind with the identifier whose folder changed
         // earlier (the original, which a copy is made from) holds it.
-        guard !url.pathExtension.isEmpty, let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else {
-            return nil
-        }
+        guard !url.pathExtension.isEmpty, let names = Self.names(in: folder, fileSystem: saveOptions.fileSystem) else { return nil }
         for name in names.sorted() where name != url.lastPathComponent && !name.hasPrefix(".") && name.hasSuffix("." + url.pathExtension) {
             let place = folder.appendingPathComponent(name)
-            guard let there = Self.item(at: place, holds: identifier, otherThan: here, manifestName: format.manifestName) else { continue }
+            guard
+                let there = Self.item(
+                    at: place, holds: identifier, otherThan: here, manifestName: format.manifestName, fileSystem: saveOptions.fileSystem)
+            else { continue }
             let (thereChanged, hereChanged) = (there.identity.changeTime ?? there.identity.modificationTime, here.identity.changeTime ?? here.identity.modificationTime)
             if thereChanged < hereChanged { return change }
         }
@@ -67,13 +73,31 @@ extension Document {
 
     /// The state of the item at `place` if it is another file than `here` whose manifest has
     /// `identifier`; nil otherwise.
-    private static func item(at place: URL, holds identifier: String, otherThan here: ItemState, manifestName: String) -> ItemState? {
+    private static func item(
+        at place: URL, holds identifier: String, otherThan here: ItemState, manifestName: String, fileSystem: FileSystem
+    ) -> ItemState? {
         guard let there = ItemState.ofItem(at: place),
             there.identity.device != here.identity.device || there.identity.inode != here.identity.inode,
-            let data = try? Data(contentsOf: place.appendingPathComponent(manifestName)), data.count <= 8 << 20,
+            let data = manifestData(at: place.appendingPathComponent(manifestName).path, fileSystem: fileSystem),
             let other = try? DocumentManifest(jsonData: data, path: place.path), other.documentIdentifier == identifier
         else { return nil }
         return there
+    }
+
+    /// The names in `folder`, through the seam; nil if it can't be listed.
+    private static func names(in folder: URL, fileSystem: FileSystem) -> [String]? {
+        guard let fd = try? fileSystem.open(folder.path, in: AT_FDCWD, flags: O_RDONLY | O_DIRECTORY | O_CLOEXEC) else { return nil }
+        defer { try? fileSystem.close(fd, name: folder.path) }
+        return try? fileSystem.contentsOfDirectory(fd, name: folder.path)
+    }
+
+    /// The bytes of the manifest at `path` (a regular file of at most the manifest's size limit,
+    /// not followed through a link), through the seam; nil otherwise.
+    private static func manifestData(at path: String, fileSystem: FileSystem) -> Data? {
+        guard let fd = try? fileSystem.open(path, in: AT_FDCWD, flags: O_RDONLY | O_NOFOLLOW | O_CLOEXEC) else { return nil }
+        defer { try? fileSystem.close(fd, name: path) }
+        guard let status = try? fileSystem.status(of: fd, name: path), status.kind == .regular, status.size <= DocumentManifest.Limits.maximumSize else { return nil }
+        return try? readAll(fd, size: Int(status.size), name: path, using: fileSystem)
     }
 
     /// Writes the copy's own identifier in the manifest of `fields` where it still has the
