@@ -37,18 +37,11 @@ struct Repair: AsyncParsableCommand {
     }
 
     /// The package `title` names: by title or package name, or, for a note that can't be read,
-    /// by the title its manifest records.
+    /// by its package name or the title its manifest records (``NotesLibrary/lookUp(_:)``).
     static func package(named title: String, in library: NotesLibrary) async throws -> URL {
-        do { return try await library.select(title)[0] } catch {
-            for url in try library.packageURLs() {
-                let manifestURL = url.appendingPathComponent(NoteFormat.manifestName)
-                guard let data = try? Data(contentsOf: manifestURL),
-                    let manifest = try? DocumentManifest(jsonData: data, path: manifestURL.path),
-                    manifest.additionalFields["title"]?.stringValue == title
-                else { continue }
-                return url
-            }
-            throw error
+        switch try await library.lookUp(title) {
+        case .note(let entry): return entry.url
+        case .unreadable(let url, _): return url
         }
     }
 

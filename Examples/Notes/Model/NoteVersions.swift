@@ -122,25 +122,17 @@ struct VersionedNote {
 }
 
 extension NotesLibrary {
-    /// The note `title` names, as ``find(_:)`` finds it; a note that can't be read is found by
-    /// its package name (`Trip` → `trip.note`), with a warning saying why it can't be read:
-    /// its versions are what is needed to bring it back.
+    /// The note `title` names (``lookUp(_:)``); a note that can't be read is found by its package
+    /// name or the title in its manifest, with a warning saying why it can't be read: its versions
+    /// are what is needed to bring it back.
     func findForVersions(_ title: String) async throws -> VersionedNote {
-        var failures: [(URL, DocumentKitError)] = []
-        let all = try await entries(problem: { failures.append(($0, $1)) })
-        let exact = all.filter { $0.note.title == title }
-        let matches = exact.isEmpty ? all.filter { $0.note.title.lowercased() == title.lowercased() } : exact
-        if matches.count > 1 { throw Self.ambiguity(title, matches) }
-        let byName = Self.packageName(for: title)
-        guard let entry = matches.first ?? all.first(where: { $0.url.lastPathComponent == byName }) else {
-            if let failure = failures.first(where: { $0.0.lastPathComponent == byName }) {
-                let problem = NotesError(failure.1, note: title)
-                warn("warning: \(problem.message)")
-                return VersionedNote(url: failure.0, title: title, document: nil, problem: problem)
-            }
-            let unread = failures.isEmpty ? "" : " (\(failures.count) of its notes could not be read: `notes check` says why)"
-            throw NotesError(.noSuchNote, "“\(title)”: no such note in \(url.path)\(unread)")
+        switch try await lookUp(title) {
+        case .note(let entry):
+            return VersionedNote(url: entry.url, title: entry.note.title, document: entry.document, problem: nil)
+        case .unreadable(let url, let error):
+            let problem = NotesError(error, note: title)
+            warn("warning: \(problem.message)")
+            return VersionedNote(url: url, title: title, document: nil, problem: problem)
         }
-        return VersionedNote(url: entry.url, title: entry.note.title, document: entry.document, problem: nil)
     }
 }

@@ -144,25 +144,43 @@ struct NotesLibrary {
         return result
     }
 
-    /// The note whose title is `title` (exactly, else ignoring case), or whose package name is `title`.
-    func find(_ title: String) async throws -> Entry {
-        // The package name is the fast path: `Trip` → `trip.note`.
+    /// What a lookup of `title` found: a note that reads, or a package that doesn't (a damaged
+    /// manifest, members that don't match it), with why.
+    enum Lookup {
+        case note(Entry)
+        case unreadable(URL, DocumentKitError)
+    }
+
+    /// The note whose title is `title` (exactly, else ignoring case; a symbolic link to a note is
+    /// that note), or whose package name is `title` (`Trip` → `trip.note`); else a package that
+    /// can't be read with that package name or with that title in its manifest.
+    func lookUp(_ title: String) async throws -> Lookup {
         var failures: [(URL, DocumentKitError)] = []
         let all = try await entries(problem: { failures.append(($0, $1)) })
         let exact = all.filter { $0.note.title == title }
         let matches = exact.isEmpty ? all.filter { $0.note.title.lowercased() == title.lowercased() } : exact
-        if matches.count == 1 { return matches[0] }
+        if matches.count == 1 { return .note(matches[0]) }
         // A symbolic link to a note in the library (an alias) is that note, not another with its title.
         let real = matches.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: $0.url.path)) == nil }
-        if real.count == 1, Set(matches.map { $0.url.resolvingSymlinksInPath().path }).count == 1 { return real[0] }
+        if real.count == 1, Set(matches.map { $0.url.resolvingSymlinksInPath().path }).count == 1 { return .note(real[0]) }
         if matches.count > 1 { throw Self.ambiguity(title, matches) }
         let byName = Self.packageName(for: title)
-        if let entry = all.first(where: { $0.url.lastPathComponent == byName }) { return entry }
-        if let failure = failures.first(where: { $0.0.lastPathComponent == byName }) {
-            throw NotesError(failure.1, note: title)
+        if let entry = all.first(where: { $0.url.lastPathComponent == byName }) { return .note(entry) }
+        if let failure = failures.first(where: { $0.0.lastPathComponent == byName })
+            ?? failures.first(where: { Self.manifest(ofPackageAt: $0.0)?.additionalFields["title"]?.stringValue == title })
+        {
+            return .unreadable(failure.0, failure.1)
         }
         let unread = failures.isEmpty ? "" : " (\(failures.count) of its notes could not be read: `notes check` says why)"
         throw NotesError(.noSuchNote, "“\(title)”: no such note in \(url.path)\(unread)")
+    }
+
+    /// The note `title` names (see ``lookUp(_:)``); a package that can't be read is an error saying why.
+    func find(_ title: String) async throws -> Entry {
+        switch try await lookUp(title) {
+        case .note(let entry): return entry
+        case .unreadable(_, let error): throw NotesError(error, note: title)
+        }
     }
 
     /// The error of a lookup of `title` that matched several notes: their paths, and how to name
@@ -179,11 +197,13 @@ struct NotesLibrary {
     }
 
     /// The document identifier in the manifest of the package at `url`, if it can be read.
-    static func documentIdentifier(ofPackageAt url: URL) -> String? {
+    static func documentIdentifier(ofPackageAt url: URL) -> String? { manifest(ofPackageAt: url)?.documentIdentifier }
+
+    /// The manifest of the package at `url`, if it can be read (whatever its members).
+    static func manifest(ofPackageAt url: URL) -> DocumentManifest? {
         let manifestURL = url.appendingPathComponent(NoteFormat.manifestName)
         guard let data = try? Data(contentsOf: manifestURL) else { return nil }
-        let package = FileWrapper(directoryWithFileWrappers: [NoteFormat.manifestName: FileWrapper(regularFileWithContents: data)])
-        return try? DocumentManifest(package: package, manifestName: NoteFormat.manifestName, packagePath: url.path).documentIdentifier
+        return try? DocumentManifest(jsonData: data, path: manifestURL.path)
     }
 
     /// The packages that share a document identifier with another (copies made by `cp -r` or a
