@@ -56,7 +56,8 @@ extension Document {
                 let url = Self.itemLocation(requested: requested, granted: granted)
                 let found = try FileWrapper(contentsOf: url, fileSystem: options.fileSystem)
                 // Conflict copies a sync engine left inside are not members: not recorded, not removed.
-                let tree = found.withoutConflictCopies()
+                let tree = found.withoutConflictCopies(
+                    manifestName: format.manifestName, engines: store?.syncEngines ?? ConflictCopyName.Engine.all)
                 var hasher = MemberHasher()
                 let opened = try ManifestedPackage.open(
                     tree, format: format, path: url.path, hasher: &hasher, acceptingMembers: true)

@@ -63,7 +63,7 @@ extension Document {
         return try coordinated(writing: false, at: requested) { (granted: URL) throws(DocumentKitError) in
             let url = Self.itemLocation(requested: requested, granted: granted)
             // Conflict copies a sync engine left inside a package are not part of it.
-            var tree = try FileWrapper(contentsOf: url).withoutConflictCopies(
+            var tree = try FileWrapper(contentsOf: url, fileSystem: self.saveOptions.fileSystem).withoutConflictCopies(
                 manifestName: format?.manifestName, engines: self.versionStore?.syncEngines ?? ConflictCopyName.Engine.all)
             let base = self.baseOfItem(at: url)
             var hasher = MemberHasher()

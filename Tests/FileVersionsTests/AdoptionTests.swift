@@ -178,7 +178,7 @@ import Testing
             "photo (conflicted copy 2026-11-22 101500).jpg": FileWrapper(regularFileWithContents: Data("d".utf8)),
             "photo.jpg": FileWrapper(regularFileWithContents: Data("e".utf8)),
         ])
-        let clean = tree.withoutConflictCopies()
+        let clean = tree.withoutConflictCopies(manifestName: nil)
         #expect(clean.fileWrappers?.keys.sorted() == ["attachments", "body.md"])
         #expect(clean["attachments"]?.fileWrappers?.keys.sorted() == ["photo.jpg"])
     }

@@ -49,6 +49,24 @@ import Testing
         #expect(try notes.run(["conflicts", "T"]).stdout.contains("CONFLICT") == false)
     }
 
+    @Test("notes repair keeps an attachment named like its sibling's copy as a member: the repaired note still lists both")
+    func repairKeepsAnAttachmentNamedLikeACopy() throws {
+        try notes.ok(["attach", "T", try file("results", "r"), try file("results.conflict1", "c")])
+        let body = notes.library.appendingPathComponent("t.note/body.json")
+        let handle = try FileHandle(forWritingTo: body)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("\n".utf8))  // `echo >> body.json`: another program's edit
+        try handle.close()
+        let repair = try notes.run(["repair", "T"], environment: ["NOTES_SETTLE_SECONDS": "0"])
+        #expect(repair.status == 0, "\(repair.stderr)")
+        let manifest = try String(contentsOf: notes.library.appendingPathComponent("t.note/Info.json"), encoding: .utf8)
+        #expect(manifest.contains("attachments/results.conflict1"), "the new manifest lists the member: \(manifest)")
+        #expect(try notes.ok(["show", "T"]).trimmingCharacters(in: .newlines) == "text")
+        let names = try FileManager.default.contentsOfDirectory(atPath: attachments.path).sorted()
+        #expect(names == ["results", "results.conflict1"])
+        #expect(try notes.run(["conflicts", "T"]).stdout.contains("CONFLICT") == false)
+    }
+
     @Test("--sync-engine names the engines whose copies are adopted; another engine's copy is left alone")
     func syncEngineOption() throws {
         let copy = notes.library.appendingPathComponent("t.note.conflict1")

@@ -229,9 +229,10 @@ extension FileWrapper {
     ///
     /// A file is a copy by the rule of ``ConflictCopyName/init(parsing:isFolder:engines:originalIsFolder:)``
     /// (a file of one of `engines`' schemes beside its original), and only if the manifest
-    /// `manifestName` (when given and readable) doesn't list it as a member.
+    /// `manifestName` (when given and readable) doesn't list it as a member: pass the document's
+    /// manifest name whenever it has one, or a member named like a copy is left out.
     public func withoutConflictCopies(
-        manifestName: String? = nil, engines: Set<ConflictCopyName.Engine> = ConflictCopyName.Engine.all
+        manifestName: String?, engines: Set<ConflictCopyName.Engine> = ConflictCopyName.Engine.all
     ) -> FileWrapper {
         var listed: Set<String> = []
         if let manifestName, let manifest = try? DocumentManifest(package: self, manifestName: manifestName, packagePath: "") {
