@@ -45,7 +45,7 @@ bench:
 ## make docs: the DocC catalog of DocumentKit and the modules it re-exports, combined into one
 ## archive in .build/docs (a link to another module's symbol names it: ``FilePackages/FileWrapper``),
 ## failing on any warning, an unresolved link included. Only this target fetches swift-docc-plugin.
-DOCS_TARGETS := DocumentKitSystem FilePackages DocumentArchive FileCoordination FormatVersioning FileVersions DocumentKit
+DOCS_TARGETS := DocumentKitSystem FilePackages DocumentArchive FileCoordination FormatVersioning FileVersions DocumentIndexing DocumentKit
 docs:
 	@Scripts/bootstrap.sh docs
 	@mkdir -p .build

@@ -14,6 +14,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // SQLite, for the per-machine caches: the library index and member digests.
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // C shims for the calls Glibc's Swift overlay lacks (renameat2, syncfs, O_TMPFILE...).
@@ -70,11 +72,24 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Layer 4: the live, persisted index of a library of documents, and the per-machine
+        // cache of member digests (SQLite through GRDB).
+        .target(
+            name: "DocumentIndexing",
+            dependencies: [
+                "DocumentKitSystem", "FileCoordination", "FilePackages", "FormatVersioning", "FileVersions",
+                "CDocumentKitShims",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // Top layer: Document. `import DocumentKit` is all an app needs.
         .target(
             name: "DocumentKit",
             dependencies: [
                 "DocumentKitSystem", "FileCoordination", "FilePackages", "DocumentArchive", "FormatVersioning", "FileVersions",
+                "DocumentIndexing",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -140,6 +155,10 @@ let package = Package(
         .testTarget(
             name: "FileVersionsTests",
             dependencies: ["DocumentKit", "FileVersions", "DocumentKitTesting"]
+        ),
+        .testTarget(
+            name: "DocumentIndexingTests",
+            dependencies: ["DocumentKit", "DocumentIndexing", "DocumentKitTesting"]
         ),
         .testTarget(
             name: "NotesTests",

@@ -11,6 +11,8 @@ have_pkgconfig libarchive || missing+=(libarchive-dev)
 have_pkgconfig zlib || missing+=(zlib1g-dev)
 # OpenSSL's libcrypto: SHA-256 of package members (FormatVersioning).
 have_pkgconfig libcrypto || missing+=(libssl-dev)
+# SQLite: the per-machine caches (the library index, member digests), through GRDB.
+have_pkgconfig sqlite3 || missing+=(libsqlite3-dev)
 # Packages only the tests need: syncthing for the sync-engine conflict tests (a real pair on loopback).
 test_packages=(syncthing)
 if [ "$purpose" = test ]; then

@@ -6,3 +6,4 @@
 @_exported import FormatVersioning
 @_exported import SystemPackage
 @_exported import FileVersions
+@_exported import DocumentIndexing
