@@ -1,0 +1,191 @@
+import DocumentKitSystem
+import Foundation
+import Logging
+
+/// A live, persisted index of the documents in a folder tree: DocumentKit's `NSMetadataQuery`.
+///
+/// The index lists the packages of a library with what their manifests say (identifier, format,
+/// the app's key and fields) and whether they can be opened (``IndexEntry/State``). It reads
+/// without coordinating each document: a DocumentKit save swaps a package whole, so a read sees
+/// it old or new; a package a sync engine is still delivering shows as
+/// ``IndexEntry/State/incomplete(_:)``, never hidden. The state check is cheap: the manifest is
+/// parsed and every member it lists is checked for presence and size, never hashed.
+///
+/// Every answer is validated against the files: each entry keeps the stamps (device, inode, size,
+/// modification and change times) of its package folder and manifest, and is read again when one
+/// differs. The index is a cache, never the truth.
+public actor DocumentIndex {
+    /// What the index lists and where it keeps itself.
+    public nonisolated let configuration: Configuration
+    let reader: EntryReader
+    let logger = Logger(label: "DocumentKit.DocumentIndex")
+    /// The index's identity: a rebuilt index has a new one.
+    public private(set) var indexID = UUID()
+    /// The number of the last batch that changed something.
+    public private(set) var sequence: UInt64 = 0
+    var snapshot = IndexSnapshot()
+    /// Whether ``snapshot`` holds every entry (after a full refresh).
+    var isLoaded = false
+    var noticeList: [String] = []
+    var subscribers: [UUID: AsyncThrowingStream<IndexBatch, any Error>.Continuation] = [:]
+
+    /// Opens the index of `configuration`'s library. Cheap: nothing of the library is read until asked.
+    ///
+    /// - Throws: ``DocumentKitError`` with code `notFound` if the library folder is missing or not a folder.
+    public init(_ configuration: Configuration) throws(DocumentKitError) {
+        self.configuration = configuration
+        self.reader = EntryReader(configuration: configuration)
+        guard reader.folderStamp("") != nil else {
+            throw DocumentKitError(
+                .notFound, operation: .open, path: configuration.folderURL.path,
+                detail: "The library folder is missing or is not a folder: there is nothing to index.")
+        }
+    }
+
+    /// What was rebuilt or skipped and why, such as "the index at … was damaged (…): rebuilt".
+    public var notices: [String] { noticeList }
+
+    func notice(_ text: String) {
+        noticeList.append(text)
+        logger.notice("\(text)")
+    }
+
+    // MARK: Refreshing
+
+    /// Brings the index up to date with the disk: a `stat` per entry and per folder, a manifest
+    /// read only for entries whose stamps changed, a `readdir` only of folders whose stamp changed.
+    ///
+    /// - Returns: What changed (an ``IndexBatch/Kind/update`` batch; empty if nothing did).
+    @discardableResult
+    public func refresh() async throws(DocumentKitError) -> IndexBatch {
+        try refreshNow()
+    }
+
+    /// ``refresh()``, synchronously on the actor.
+    @discardableResult
+    func refreshNow() throws(DocumentKitError) -> IndexBatch {
+        try checkLibrary()
+        let wasLoaded = isLoaded
+        let changes = snapshot.refresh(using: reader)
+        isLoaded = true
+        return publish(changes, silently: !wasLoaded)
+    }
+
+    /// Brings up to date what a command naming one document needs: the folder listing (`readdir`
+    /// of the folders whose stamp changed, and a read of the packages new in them), never a
+    /// `stat` per entry of the whole library. Revalidate the entry you use with ``revalidate(relativePath:)``.
+    @discardableResult
+    public func refreshListing() async throws(DocumentKitError) -> IndexBatch {
+        try checkLibrary()
+        let wasLoaded = isLoaded
+        let changes = snapshot.refresh(using: reader, listingOnly: true)
+        isLoaded = true
+        return publish(changes, silently: !wasLoaded)
+    }
+
+    func checkLibrary() throws(DocumentKitError) {
+        guard reader.folderStamp("") != nil else {
+            throw DocumentKitError(
+                .notFound, operation: .read, path: configuration.folderURL.path,
+                detail: "The library folder is gone (deleted or moved away).")
+        }
+    }
+
+    /// Turns changes into the next batch, telling the subscribers; an empty batch keeps the sequence.
+    func publish(_ changes: IndexSnapshot.Changes, silently: Bool = false, kind: IndexBatch.Kind = .update) -> IndexBatch {
+        let documentChanges = !(changes.added.isEmpty && changes.removed.isEmpty && changes.changed.isEmpty)
+        if documentChanges { sequence += 1 }
+        let batch = changes.batch(indexID: indexID, sequence: sequence, kind: kind)
+        if documentChanges && !silently {
+            for continuation in subscribers.values { continuation.yield(batch) }
+        }
+        return batch
+    }
+
+    // MARK: Reading
+
+    /// Every entry, sorted by relative path. Reads the whole library the first time (a full
+    /// ``refresh()``) if nothing has been read yet.
+    public var entries: [IndexEntry] {
+        if !isLoaded { _ = try? refreshNow() }
+        return snapshot.records.values.map(\.entry).sorted { $0.relativePath < $1.relativePath }
+    }
+
+    /// The entries whose key field is exactly `key`, sorted by relative path.
+    public func entries(forKey key: String) -> [IndexEntry] {
+        entries.filter { $0.key == key }
+    }
+
+    /// The entries whose key field equals `key` ignoring case, sorted by relative path.
+    public func entries(forKeyIgnoringCase key: String) -> [IndexEntry] {
+        let folded = Self.folded(key)
+        return entries.filter { $0.key.map(Self.folded) == folded }
+    }
+
+    /// The entries of the document `identifier`: more than one when copies share it.
+    public func entries(withDocumentIdentifier identifier: String) -> [IndexEntry] {
+        entries.filter { $0.documentIdentifier == identifier }
+    }
+
+    /// The entry at `path` relative to the library, if there is one.
+    public func entry(atRelativePath path: String) -> IndexEntry? {
+        if !isLoaded { _ = try? refreshNow() }
+        return snapshot.records[path]?.entry
+    }
+
+    /// The case-folded form of a key, for lookups ignoring case.
+    static func folded(_ key: String) -> String { key.lowercased() }
+
+    /// Checks one document now (its stamps; its manifest again if one changed); nil if it is gone.
+    public func revalidate(relativePath: String) async -> IndexEntry? {
+        var changes = IndexSnapshot.Changes()
+        snapshot.revalidate(relativePath, using: reader, into: &changes)
+        _ = publish(changes)
+        return snapshot.records[relativePath]?.entry
+    }
+
+    /// Tells the index this process changed these documents (saved, moved, removed): they are
+    /// checked again now, so that the next process doesn't have to.
+    public func noteChanges(at relativePaths: [String]) async {
+        var changes = IndexSnapshot.Changes()
+        for path in relativePaths { snapshot.revalidate(path, using: reader, into: &changes) }
+        _ = publish(changes)
+    }
+
+    // MARK: Live
+
+    /// The live updates: first one ``IndexBatch/Kind/gathered`` batch with every entry, then
+    /// ``IndexBatch/Kind/update`` batches, or a ``IndexBatch/Kind/reset`` after a rescan.
+    public nonisolated func updates() -> IndexUpdates {
+        let (stream, continuation) = AsyncThrowingStream<IndexBatch, any Error>.makeStream(bufferingPolicy: .unbounded)
+        let id = UUID()
+        Task { await self.subscribe(id, continuation) }
+        return IndexUpdates(stream: stream)
+    }
+
+    func subscribe(_ id: UUID, _ continuation: AsyncThrowingStream<IndexBatch, any Error>.Continuation) async {
+        do throws(DocumentKitError) {
+            try await refresh()
+        } catch {
+            continuation.finish(throwing: error)
+            return
+        }
+        let all = snapshot.records.values.map(\.entry).sorted { $0.relativePath < $1.relativePath }
+        continuation.yield(IndexBatch(indexID: indexID, sequence: sequence, kind: .gathered, added: all))
+        subscribers[id] = continuation
+        continuation.onTermination = { _ in Task { await self.unsubscribe(id) } }
+    }
+
+    func unsubscribe(_ id: UUID) { subscribers[id] = nil }
+
+    /// Waits until every change made to the library before the call is in the index.
+    public func sync() async throws(DocumentKitError) {
+        try await refresh()
+    }
+
+    /// Stops watching and ends every update sequence.
+    public func close() async {
+        for continuation in subscribers.values { continuation.finish() }
+        subscribers = [:]
+    }
+}

@@ -1,0 +1,129 @@
+import DocumentKitSystem
+import Foundation
+
+/// The index's knowledge of a library: every entry with its validators, and the stamps of the
+/// non-package folders. ``refresh(using:listingOnly:)`` brings it up to date with the disk and
+/// says what changed.
+struct IndexSnapshot: Sendable {
+    var records: [String: EntryRecord] = [:]
+    var folders: [String: FileStamp] = [:]
+
+    /// What changed in one refresh: the records as they were, and as they are.
+    struct Changes: Sendable {
+        var removed: [EntryRecord] = []
+        var added: [EntryRecord] = []
+        var changed: [EntryRecord] = []
+        var foldersChanged: [String: FileStamp?] = [:]
+        var isEmpty: Bool { removed.isEmpty && added.isEmpty && changed.isEmpty && foldersChanged.isEmpty }
+    }
+
+    /// Walks the library from its top: lists the folders whose stamp changed (the others keep
+    /// the names known), and, unless `listingOnly`, stats every known package and re-reads those
+    /// whose package or manifest stamp changed.
+    mutating func refresh(using reader: EntryReader, listingOnly: Bool = false) -> Changes {
+        var changes = Changes()
+        var childrenOf: [String: (packages: [String], folders: [String])] = [:]
+        for path in records.keys { childrenOf[parentPath(of: path), default: ([], [])].packages.append(path) }
+        for path in folders.keys where !path.isEmpty { childrenOf[parentPath(of: path), default: ([], [])].folders.append(path) }
+
+        var seenPackages = Set<String>()
+        var seenFolders = Set<String>()
+        var queue = [""]
+        while let folder = queue.popLast() {
+            let known = folders[folder]
+            let stamp = reader.folderStamp(folder)
+            guard let stamp else { continue }
+            seenFolders.insert(folder)
+            if known == stamp {
+                let children = childrenOf[folder] ?? ([], [])
+                queue += children.folders
+                for path in children.packages {
+                    seenPackages.insert(path)
+                    if !listingOnly { revalidate(path, using: reader, into: &changes) }
+                }
+                continue
+            }
+            guard let listing = reader.list(folder) else { continue }
+            folders[folder] = listing.stamp
+            changes.foldersChanged[folder] = listing.stamp
+            queue += listing.folders
+            for (path, packageStamp) in listing.packages {
+                seenPackages.insert(path)
+                if records[path] == nil {
+                    if let record = reader.read(path) {
+                        records[path] = record
+                        changes.added.append(record)
+                    }
+                } else if !listingOnly || records[path]?.package != packageStamp {
+                    revalidate(path, using: reader, into: &changes)
+                }
+            }
+        }
+        for path in Array(records.keys) where !seenPackages.contains(path) {
+            if let record = records.removeValue(forKey: path) { changes.removed.append(record) }
+        }
+        for path in Array(folders.keys) where !seenFolders.contains(path) {
+            folders[path] = nil
+            changes.foldersChanged[path] = .some(nil)
+        }
+        return changes
+    }
+
+    /// Checks one known package's stamps and re-reads it if one changed (or removes it if gone).
+    mutating func revalidate(_ path: String, using reader: EntryReader, into changes: inout Changes, force: Bool = false) {
+        guard let old = records[path] else {
+            if let record = reader.read(path) {
+                records[path] = record
+                changes.added.append(record)
+            }
+            return
+        }
+        guard let package = reader.packageStamp(path) else {
+            records[path] = nil
+            changes.removed.append(old)
+            return
+        }
+        let unchanged = !force && package == old.package && reader.manifestStamp(path) == old.manifest
+            && reader.conflictStamp(identifier: old.entry.documentIdentifier) == old.conflicts
+        if unchanged { return }
+        guard let record = reader.read(path) else {
+            records[path] = nil
+            changes.removed.append(old)
+            return
+        }
+        records[path] = record
+        if record.entry != old.entry { changes.changed.append(record) } else if record != old { changes.changed.append(record) }
+    }
+}
+
+extension IndexSnapshot.Changes {
+    /// The changes as a batch: a document removed at one path and added at another with the
+    /// same identifier is a move.
+    func batch(indexID: UUID, sequence: UInt64, kind: IndexBatch.Kind = .update) -> IndexBatch {
+        var removedByIdentifier: [String: [Int]] = [:]
+        for (index, record) in removed.enumerated() {
+            if let identifier = record.entry.documentIdentifier { removedByIdentifier[identifier, default: []].append(index) }
+        }
+        var movedFrom = Set<Int>()
+        var moves: [IndexMove] = []
+        var added: [IndexEntry] = []
+        for record in self.added {
+            if let identifier = record.entry.documentIdentifier, var candidates = removedByIdentifier[identifier], !candidates.isEmpty {
+                let index = candidates.removeFirst()
+                removedByIdentifier[identifier] = candidates
+                movedFrom.insert(index)
+                moves.append(IndexMove(from: removed[index].entry, to: record.entry))
+            } else {
+                added.append(record.entry)
+            }
+        }
+        let removedEntries = removed.enumerated().filter { !movedFrom.contains($0.offset) }.map(\.element.entry)
+        return IndexBatch(
+            indexID: indexID, sequence: sequence, kind: kind,
+            added: added.sorted { $0.relativePath < $1.relativePath },
+            removed: removedEntries.sorted { $0.relativePath < $1.relativePath },
+            changed: changed.map(\.entry).filter { entry in !added.contains { $0.relativePath == entry.relativePath } }
+                .sorted { $0.relativePath < $1.relativePath },
+            moved: moves.sorted { $0.to.relativePath < $1.to.relativePath })
+    }
+}

@@ -1,0 +1,47 @@
+@testable import DocumentIndexing
+import DocumentKit
+import DocumentKitTesting
+import Foundation
+import Testing
+
+@Suite("Index refresh")
+struct IndexRefreshTests {
+    @Test("refresh reports an added, a removed, a renamed (as a move) and an edited package")
+    func refreshReportsChanges() async throws {
+        let library = try IndexTestLibrary()
+        try library.writeNote("Keep.note", title: "Keep")
+        try library.writeNote("Gone.note", title: "Gone")
+        let moving = try library.writeNote("Old.note", title: "Moving")
+        try library.writeNote("Edit.note", title: "Before")
+        let index = try DocumentIndex(library.configuration())
+        #expect(await index.entries.count == 4)
+
+        try FileManager.default.removeItem(atPath: library.path("Gone.note"))
+        try library.writeNote("Fresh.note", title: "Fresh")
+        try FileManager.default.createDirectory(atPath: library.path("Sub"), withIntermediateDirectories: true)
+        try FileManager.default.moveItem(atPath: library.path("Old.note"), toPath: library.path("Sub/New.note"))
+        let editID = await index.entry(atRelativePath: "Edit.note")?.documentIdentifier
+        try library.writeNote("Edit.note", title: "After", identifier: editID!)
+        let batch = try await index.refresh()
+        #expect(batch.added.map(\.relativePath) == ["Fresh.note"])
+        #expect(batch.removed.map(\.relativePath) == ["Gone.note"])
+        #expect(batch.moved.map { [$0.from.relativePath, $0.to.relativePath] } == [["Old.note", "Sub/New.note"]])
+        #expect(batch.moved.first?.to.documentIdentifier == moving)
+        #expect(batch.changed.map(\.relativePath) == ["Edit.note"])
+        #expect(batch.changed.first?.key == "After")
+        #expect(try await index.refresh().isEmpty)
+    }
+
+    @Test("refresh catches a member removed from a package (incomplete) and put back (current)")
+    func memberRemovedAndBack() async throws {
+        let library = try IndexTestLibrary()
+        try library.writeNote("A.note", title: "A", body: "hello")
+        let index = try DocumentIndex(library.configuration())
+        #expect(await index.entries.first?.state == .current)
+        try FileManager.default.removeItem(atPath: library.path("A.note/body.txt"))
+        let batch = try await index.refresh()
+        guard case .incomplete? = batch.changed.first?.state else { Issue.record("\(batch.changed)"); return }
+        try Data("hello".utf8).write(to: URL(fileURLWithPath: library.path("A.note/body.txt")))
+        #expect(try await index.refresh().changed.first?.state == .current)
+    }
+}
