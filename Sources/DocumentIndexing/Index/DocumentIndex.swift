@@ -29,6 +29,10 @@ public actor DocumentIndex {
     var noticeList: [String] = []
     /// The persisted index, nil when it is kept in memory only.
     var database: IndexDatabase?
+    /// The watcher and its state, while the index is live.
+    var live: LiveState?
+    /// The ``sync()`` calls waiting for their cookie's event.
+    var syncWaiters: [String: CheckedContinuation<Void, Never>] = [:]
     var subscribers: [UUID: AsyncThrowingStream<IndexBatch, any Error>.Continuation] = [:]
 
     /// Opens the index of `configuration`'s library. Cheap: nothing of the library is read until asked.
@@ -204,7 +208,9 @@ public actor DocumentIndex {
 
     func subscribe(_ id: UUID, _ continuation: AsyncThrowingStream<IndexBatch, any Error>.Continuation) async {
         do throws(DocumentKitError) {
-            try await refresh()
+            try startLive()
+            try refreshNow()
+            updateWatches(packages: Array(snapshot.records.keys))
         } catch {
             continuation.finish(throwing: error)
             return
@@ -219,11 +225,14 @@ public actor DocumentIndex {
 
     /// Waits until every change made to the library before the call is in the index.
     public func sync() async throws(DocumentKitError) {
-        try await refresh()
+        try await syncLive()
     }
 
     /// Stops watching and ends every update sequence.
     public func close() async {
+        stopLive()
+        for waiter in syncWaiters.values { waiter.resume() }
+        syncWaiters = [:]
         for continuation in subscribers.values { continuation.finish() }
         subscribers = [:]
     }
