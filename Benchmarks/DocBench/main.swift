@@ -6,7 +6,7 @@ import Glibc
 import Foundation
 
 let usage = """
-    usage: docbench <save | file | coordinate | notify | roundtrip | presenters | versions | all> [options]
+    usage: docbench <save | file | coordinate | notify | roundtrip | presenters | versions | library | all> [options]
 
       save   package of N files, one changed per save: DocumentKit vs full copy vs floor
       file   one file replaced: DocumentKit (durable, consistent) vs Foundation .atomic vs floor
@@ -15,6 +15,8 @@ let usage = """
       roundtrip   coordinated read asking a presenter in another process vs a socket round trip
       presenters  memory and time of 10,000 presenters in one process
       versions    disk and time of 100 saves of the package with every version kept vs none
+      library     notes commands on libraries of 1 to 100,000 notes, and list --json vs reading
+                  every manifest (not part of `all`: minutes to hours; see Benchmarks/README.md)
       all    all of them
 
     options:
@@ -31,6 +33,9 @@ let usage = """
       --shuffled-floor        (diagnostic) raw saves link and remove in random order
                               instead of inode order
       --keep                  keep the work folder
+      --sizes LIST            library sizes for `library` (default 1,1000,10000,100000)
+      --large-iterations K    rounds of `library` at 100,000 notes or more (default 3)
+      --library-cache DIR     where `library` keeps generated libraries (default .build-bench/libraries)
       -h, --help              this text
     """
 
@@ -46,6 +51,9 @@ struct Options {
     var variants = PackageBench.Variant.allCases
     var keep = false
     var shuffledFloor = false
+    var sizes = [1, 1_000, 10_000, 100_000]
+    var largeIterations = 3
+    var libraryCache = ".build-bench/libraries"
 }
 
 func fail(_ message: String, status: Int32 = 64) -> Never {
@@ -72,7 +80,7 @@ func parse(_ arguments: [String]) -> Options {
         case "save" where options.command.isEmpty, "file" where options.command.isEmpty, "all" where options.command.isEmpty,
             "coordinate" where options.command.isEmpty, "notify" where options.command.isEmpty,
             "roundtrip" where options.command.isEmpty, "presenters" where options.command.isEmpty,
-            "versions" where options.command.isEmpty:
+            "versions" where options.command.isEmpty, "library" where options.command.isEmpty:
             options.command = argument
         case "-i", "--iterations": options.iterations = number(argument, minimum: 1)
         case "--file-iterations": options.fileIterations = number(argument, minimum: 1)
@@ -82,6 +90,15 @@ func parse(_ arguments: [String]) -> Options {
         case "-s", "--size": options.size = number(argument, minimum: 1)
         case "-w", "--work-dir": options.workDirectory = value(argument)
         case "--keep": options.keep = true
+        case "--sizes":
+            options.sizes = value(argument).split(separator: ",").map { text in
+                guard let n = Int(text.replacingOccurrences(of: "_", with: "")), (1...999_999).contains(n) else {
+                    fail("--sizes: “\(text)” is not a library size from 1 to 999,999")
+                }
+                return n
+            }
+        case "--large-iterations": options.largeIterations = number(argument, minimum: 1)
+        case "--library-cache": options.libraryCache = value(argument)
         case "--shuffled-floor": options.shuffledFloor = true
         case "--variants":
             options.variants = value(argument).split(separator: ",").map { name in
@@ -100,7 +117,8 @@ func parse(_ arguments: [String]) -> Options {
     return options
 }
 
-// Helper processes of the round-trip benchmark.
+// Helper processes of the library benchmark (floors) and of the round-trip benchmark.
+LibraryFloor.helperMain(CommandLine.arguments)
 if CommandLine.arguments.count >= 3, CommandLine.arguments[1] == "--echo-server" {
     RoundTripBench.echoServer(CommandLine.arguments[2])
 }
@@ -153,6 +171,11 @@ do {
         try measure(VersionsBench(
             count: options.count, size: options.size, saves: options.command == "versions" ? options.iterations ?? 100 : 100,
             rounds: options.rounds, copies: options.copyIterations, work: work, keep: options.keep))
+    }
+    if options.command == "library" {
+        try measure(LibraryBench(
+            sizes: options.sizes, iterations: options.iterations ?? 5, largeIterations: options.largeIterations,
+            listSize: 10_000, work: work, cacheFolder: options.libraryCache))
     }
 } catch {
     work.remove()
