@@ -145,15 +145,11 @@ struct LibraryBench {
         if let library = libraries[listSize] {
             result.list = try measureList(library: library, size: listSize, notes: notes, docbench: docbench, cache: cache)
         }
-        #if DOCBENCH_INDEX
         let large = sizes.max() ?? 1
         let live = libraries[listSize] != nil ? listSize : large
         let indexBench = LibraryIndexBench(iterations: iterations, work: work, docbench: docbench)
         result.index = indexBench.markdown(
             try indexBench.run(large: libraries[large]!, largeSize: large, live: libraries[live]!, liveSize: live))
-        #else
-        result.index = "### `DocumentIndex`\n\nNot measured: this docbench was built without `DocumentIndex` (`-DDOCBENCH_INDEX`)."
-        #endif
         // `rm -rf` is many times faster than the work folder's own removal at 100,000 notes.
         for library in libraries.values { _ = try? ChildProcess(executable: "/bin/rm", scratch: scratch).spawn(["-rf", library]) }
         return result

@@ -1,13 +1,11 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CDocumentKitShims
 import DocumentKit
 import Foundation
 import Synchronization
 
-// Compiled once `DocumentIndex` (h-index) is on the branch: build with `-Xswiftc -DDOCBENCH_INDEX`
-// until then.
-#if DOCBENCH_INDEX
 /// The `DocumentIndex` measures of the library benchmark (issue #14, measures 3 to 5), in
 /// docbench's own process:
 ///
@@ -228,8 +226,7 @@ struct LibraryIndexBench {
 
     /// Bytes of heap in use (`mallinfo2`: small blocks plus mapped ones).
     static func heapInUse() -> UInt64 {
-        let info = mallinfo2()
-        return UInt64(info.uordblks) + UInt64(info.hblkhd)
+        UInt64(dk_heap_in_use())
     }
 
     /// Resident memory of this process (`/proc/self/statm`, second field, in pages).
@@ -275,7 +272,7 @@ struct LibraryIndexBench {
     }
 }
 
-#endif
+
 
 /// Runs `body` to completion from synchronous code (the benchmarks are synchronous).
 func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {

@@ -54,6 +54,9 @@ int dk_errno(void);
 /// Sets the current thread's errno.
 void dk_set_errno(int value);
 
+/// Bytes of heap the process uses (glibc's mallinfo2: small blocks plus mapped ones), for benchmarks.
+unsigned long long dk_heap_in_use(void);
+
 extern const unsigned int DK_RENAME_NOREPLACE;
 extern const unsigned int DK_RENAME_EXCHANGE;
 extern const int DK_O_DIRECTORY;
