@@ -158,7 +158,8 @@ let package = Package(
         ),
         .testTarget(
             name: "DocumentIndexingTests",
-            dependencies: ["DocumentKit", "DocumentIndexing", "DocumentKitTesting"]
+            // `notes`: the live tests change a library with real notes processes.
+            dependencies: ["DocumentKit", "DocumentIndexing", "DocumentKitTesting", "notes"]
         ),
         .testTarget(
             name: "NotesTests",
