@@ -146,3 +146,24 @@ struct IndexLiveTests {
         await index.close()
     }
 }
+
+@Suite("Index watch budget")
+struct IndexWatchBudgetTests {
+    @Test("past the package watch budget, the stat sweep catches a member delivered into a package, with a notice")
+    func sweepBeyondTheBudget() async throws {
+        let library = try IndexTestLibrary()
+        try library.writeNote("A.note", title: "A", body: "hello")
+        try FileManager.default.removeItem(atPath: library.path("A.note/body.txt"))
+        var configuration = library.configuration(persistent: false)
+        configuration.packageWatchBudget = 0
+        configuration.sweepInterval = .milliseconds(200)
+        let index = try DocumentIndex(configuration)
+        let collector = BatchCollector(index.updates())
+        #expect(await collector.wait { $0.first?.kind == .gathered })
+        try Data("hello".utf8).write(to: URL(fileURLWithPath: library.path("A.note/.syncthing.body.txt.tmp")))
+        #expect(rename(library.path("A.note/.syncthing.body.txt.tmp"), library.path("A.note/body.txt")) == 0)
+        #expect(await collector.wait { $0.updates.flatMap(\.changed).contains { $0.state == .current } })
+        #expect(await index.notices.contains { $0.contains("degraded") && $0.contains("budget") })
+        await index.close()
+    }
+}

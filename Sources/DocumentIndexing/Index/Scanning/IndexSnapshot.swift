@@ -83,7 +83,11 @@ struct IndexSnapshot: Sendable {
             changes.removed.append(old)
             return
         }
-        let unchanged = !force && package == old.package && reader.manifestStamp(path) == old.manifest
+        // Resolving a conflict rewrites its record deep in the store, which no stamp the index
+        // keeps shows: a document in conflict (rare) is counted again at each check.
+        var inConflict = false
+        if case .unresolvedConflicts = old.entry.state { inConflict = true }
+        let unchanged = !force && !inConflict && package == old.package && reader.manifestStamp(path) == old.manifest
             && reader.conflictStamp(identifier: old.entry.documentIdentifier) == old.conflicts
         if unchanged { return }
         guard let record = reader.read(path) else {

@@ -29,6 +29,13 @@ enum IndexLocation {
         var device: UInt64
         var inode: UInt64
 
+        /// An identity from its parts.
+        init(realPath: String, device: UInt64, inode: UInt64) {
+            self.realPath = realPath
+            self.device = device
+            self.inode = inode
+        }
+
         /// The identity of the library folder at `path`; nil if it can't be resolved.
         init?(path: String, using fileSystem: FileSystem) {
             guard let resolved = realpath(path, nil) else { return nil }
