@@ -167,3 +167,23 @@ struct IndexWatchBudgetTests {
         await index.close()
     }
 }
+
+@Suite("Index library identity")
+struct IndexLibraryIdentityTests {
+    @Test("a library moved away and replaced by another folder at its path ends the updates with an error")
+    func libraryReplaced() async throws {
+        let library = try IndexTestLibrary()
+        try library.writeNote("A.note", title: "A")
+        let index = try DocumentIndex(library.configuration())
+        let collector = BatchCollector(index.updates())
+        #expect(await collector.wait { $0.first?.kind == .gathered })
+        let aside = library.url.deletingLastPathComponent().appendingPathComponent("aside-\(UUID().uuidString)")
+        try FileManager.default.moveItem(at: library.url, to: aside)
+        defer { try? FileManager.default.removeItem(at: aside) }
+        try FileManager.default.createDirectory(at: library.url, withIntermediateDirectories: true)
+        await #expect(throws: DocumentKitError.self) { try await index.refresh() }
+        #expect(await collector.waitForEnd())
+        #expect(collector.failure != nil)
+        await index.close()
+    }
+}

@@ -27,6 +27,9 @@ public actor DocumentIndex {
     /// Whether ``snapshot`` holds every entry (after a full refresh).
     var isLoaded = false
     var noticeList: [String] = []
+    /// The library folder's device and inode when the index was opened: another folder at the
+    /// same path is not the library.
+    let libraryStamp: FileStamp
     /// The persisted index, nil when it is kept in memory only.
     var database: IndexDatabase?
     /// The watcher and its state, while the index is live.
@@ -41,11 +44,12 @@ public actor DocumentIndex {
     public init(_ configuration: Configuration) throws(DocumentKitError) {
         self.configuration = configuration
         self.reader = EntryReader(configuration: configuration)
-        guard reader.folderStamp("") != nil else {
+        guard let libraryStamp = reader.folderStamp("") else {
             throw DocumentKitError(
                 .notFound, operation: .open, path: configuration.folderURL.path,
                 detail: "The library folder is missing or is not a folder: there is nothing to index.")
         }
+        self.libraryStamp = libraryStamp
         var notices: [String] = []
         database = Self.openDatabase(configuration, notices: &notices)
         noticeList = notices
@@ -105,10 +109,22 @@ public actor DocumentIndex {
     }
 
     func checkLibrary() throws(DocumentKitError) {
-        guard reader.folderStamp("") != nil else {
+        do throws(DocumentKitError) { try checkLibraryFolder() } catch {
+            if live != nil { endLive(error) }
+            throw error
+        }
+    }
+
+    private func checkLibraryFolder() throws(DocumentKitError) {
+        guard let stamp = reader.folderStamp("") else {
             throw DocumentKitError(
                 .notFound, operation: .read, path: configuration.folderURL.path,
                 detail: "The library folder is gone (deleted or moved away).")
+        }
+        guard stamp.device == libraryStamp.device, stamp.inode == libraryStamp.inode else {
+            throw DocumentKitError(
+                .changedSinceRead, operation: .read, path: configuration.folderURL.path,
+                detail: "The library folder was moved away and another folder is at its path: make a new index for it.")
         }
     }
 
@@ -166,6 +182,7 @@ public actor DocumentIndex {
         var changes = IndexSnapshot.Changes()
         loadRecord(relativePath)
         snapshot.revalidate(relativePath, using: reader, into: &changes)
+        if live != nil { updateWatches(packages: [relativePath]) }
         _ = publish(changes)
         persist(changes, built: false)
         return snapshot.records[relativePath]?.entry
@@ -179,6 +196,7 @@ public actor DocumentIndex {
             loadRecord(path)
             snapshot.revalidate(path, using: reader, into: &changes)
         }
+        if live != nil { updateWatches(packages: relativePaths) }
         _ = publish(changes)
         persist(changes, built: false)
     }

@@ -139,7 +139,7 @@ extension DocumentIndex {
 
     /// Relists the folders whose stamp changed and re-checks `packages`; publishes one batch.
     func applyLiveChanges(packages: Set<String>, everything: Bool = false) {
-        guard checkLive() else { return }
+        guard (try? checkLibrary()) != nil else { return }
         var changes = snapshot.refresh(using: reader, listingOnly: !everything)
         for path in packages.sorted() { snapshot.revalidate(path, using: reader, into: &changes) }
         // A new folder is watched, then listed again: what was made in it before the watch is seen.
@@ -153,18 +153,11 @@ extension DocumentIndex {
         persist(changes, built: true)
     }
 
-    /// The library is still there, and is still the folder the index was made for; if not, every
-    /// update sequence ends with an error.
-    func checkLive() -> Bool {
-        do throws(DocumentKitError) {
-            try checkLibrary()
-            return true
-        } catch {
-            for continuation in subscribers.values { continuation.finish(throwing: error) }
-            subscribers = [:]
-            stopLive()
-            return false
-        }
+    /// Ends every update sequence with `error` and stops watching.
+    func endLive(_ error: DocumentKitError) {
+        for continuation in subscribers.values { continuation.finish(throwing: error) }
+        subscribers = [:]
+        stopLive()
     }
 
     /// After the kernel's queue overflowed: everything is checked against the disk and only real
