@@ -216,6 +216,9 @@ extension DocumentIndex {
             }
         }
         try? configuration.fileSystem.unlink(path, in: AT_FDCWD)
+        // What no watch covers (a package past the watch budget, a member delivered into a
+        // subfolder of an incomplete package) sent no event: it is checked now, as the sweep would.
+        if live != nil { sweep() }
         if live == nil { try checkLibrary() }
     }
 
