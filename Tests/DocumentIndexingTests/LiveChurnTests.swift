@@ -13,7 +13,16 @@ struct LiveChurnTests {
         let library = try TemporaryDirectory(prefix: "live-churn")
         let cache = try TemporaryDirectory(prefix: "live-churn-cache")
         let notes = LiveNotes(library: library.url)
-        for number in 1...9 { try await notes.ok(["new", "Note \(number)", "--body", "Body \(number)."]) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for lane in 0..<3 {
+                group.addTask {
+                    for number in stride(from: lane + 1, through: 9, by: 3) {
+                        try await notes.ok(["new", "Note \(number)", "--body", "Body \(number)."])
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
         let configuration = LiveNotes.indexConfiguration(of: library.url, cache: cache.url)
         let index = try DocumentIndex(configuration)
         let (mirror, consumer) = LiveMirror.following(index.updates())
