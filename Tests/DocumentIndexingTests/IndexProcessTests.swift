@@ -26,13 +26,19 @@ final class IndexChild {
         process.executableURL = Self.executable
         process.arguments = [library.url.path, library.cache.url.path, prefix, count]
         process.standardOutput = try FileHandle(forWritingTo: output)
+        _ = FileManager.default.createFile(atPath: output.path + ".err", contents: nil)
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: output.path + ".err"))
         try process.run()
     }
 
     deinit {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         try? FileManager.default.removeItem(at: output)
+        try? FileManager.default.removeItem(atPath: output.path + ".err")
     }
+
+    /// What the child wrote on standard error.
+    var errors: String { (try? String(contentsOfFile: output.path + ".err", encoding: .utf8)) ?? "" }
 
     /// How many notes the child reported written so far.
     var written: Int { ((try? String(contentsOf: output, encoding: .utf8)) ?? "").split(separator: "\n").count }

@@ -149,6 +149,10 @@ public actor DocumentIndex {
     }
 
     /// The entries whose key field is exactly `key`, sorted by relative path.
+    ///
+    /// Until this process has refreshed the whole index, lookups are queries of the persisted
+    /// index, as the last process left it: call ``refreshListing()`` first to find documents added
+    /// since, and ``revalidate(relativePath:)`` on the entry you use.
     public func entries(forKey key: String) -> [IndexEntry] {
         if let found = query("WHERE key = ?", [key]) { return found }
         return entries.filter { $0.key == key }

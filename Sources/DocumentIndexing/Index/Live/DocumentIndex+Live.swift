@@ -204,6 +204,13 @@ extension DocumentIndex {
         }
         let name = Self.cookiePrefix + UUID().uuidString
         let path = reader.absolutePath(name)
+        // Should the cookie's event never come (a lost watch), a full refresh answers after 2 s.
+        let timeout = Task { [weak self] in
+            try? await Task.sleep(for: .seconds(2))
+            guard !Task.isCancelled else { return }
+            await self?.syncTimedOut(name)
+        }
+        defer { timeout.cancel() }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             syncWaiters[name] = continuation
             do throws(Errno) {
@@ -220,6 +227,13 @@ extension DocumentIndex {
         // subfolder of an incomplete package) sent no event: it is checked now, as the sweep would.
         if live != nil { sweep() }
         if live == nil { try checkLibrary() }
+    }
+
+    func syncTimedOut(_ cookie: String) {
+        guard syncWaiters[cookie] != nil else { return }
+        notice("The index of \(configuration.folderURL.path) saw no event for its sync cookie in 2 s: it checked the library instead.")
+        _ = try? refreshNow()
+        finishSync(cookie)
     }
 
     func finishSync(_ cookie: String) {
