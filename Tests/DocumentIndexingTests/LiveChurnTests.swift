@@ -8,8 +8,11 @@ import Testing
 /// scan entry by entry, and the batches it delivered add up to the difference.
 @Suite("Live index under churn", .timeLimit(.minutes(2)))
 struct LiveChurnTests {
-    @Test("under churn by notes processes and shell mv, rm -rf, cp -a and mkdir, the live index ends equal to a fresh scan and its batches add up to the difference")
-    func churn() async throws {
+    /// With every package watched, and with none (past the watch budget: the folder watches and the sweep).
+    @Test(
+        "under churn by notes processes and shell mv, rm -rf, cp -a and mkdir, the live index ends equal to a fresh scan and its batches add up to the difference",
+        arguments: [4096, 0])
+    func churn(packageWatchBudget: Int) async throws {
         let library = try TemporaryDirectory(prefix: "live-churn")
         let cache = try TemporaryDirectory(prefix: "live-churn-cache")
         let notes = LiveNotes(library: library.url)
@@ -23,7 +26,8 @@ struct LiveChurnTests {
             }
             try await group.waitForAll()
         }
-        let configuration = LiveNotes.indexConfiguration(of: library.url, cache: cache.url)
+        var configuration = LiveNotes.indexConfiguration(of: library.url, cache: cache.url)
+        configuration.packageWatchBudget = packageWatchBudget
         let index = try DocumentIndex(configuration)
         let (mirror, consumer) = LiveMirror.following(index.updates())
         defer { consumer.cancel() }
