@@ -160,7 +160,8 @@ let package = Package(
         ),
         .testTarget(
             name: "DocumentIndexingTests",
-            dependencies: ["DocumentKit", "DocumentIndexing", "DocumentKitTesting", "dk-index-child"]
+            // `notes`: the live tests change a library with real notes processes.
+            dependencies: ["DocumentKit", "DocumentIndexing", "DocumentKitTesting", "dk-index-child", "notes"]
         ),
         .testTarget(
             name: "NotesTests",

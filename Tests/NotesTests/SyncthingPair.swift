@@ -63,11 +63,14 @@ final class SyncthingPair {
     static let optOutVariable = "DOCUMENTKIT_SKIP_SYNCTHING"
     static var isOptedOut: Bool { ProcessInfo.processInfo.environment[optOutVariable] == "1" }
 
-    /// Sync (BEP) listen ports on 127.0.0.1; not Syncthing's default (22000), nor 22001/22002,
-    /// which other helpers on a developer's machine use.
-    static let syncPorts: [Side: UInt16] = [.a: 22201, .b: 22202]
-    /// REST (GUI) ports on 127.0.0.1.
-    static let restPorts: [Side: UInt16] = [.a: 8585, .b: 8586]
+    /// The ports of one pair on 127.0.0.1: sync (BEP) and REST (GUI). Pairs that may run at once
+    /// (tests of different suites) each have their own.
+    struct Ports {
+        var sync: [Side: UInt16]
+        var rest: [Side: UInt16]
+        /// Not Syncthing's default (22000), nor 22001/22002, which other helpers on a developer's machine use.
+        static let standard = Ports(sync: [.a: 22201, .b: 22202], rest: [.a: 8585, .b: 8586])
+    }
     static let folderID = "shared"
 
     /// `ST_BIN`, else `syncthing` on PATH.
@@ -94,6 +97,8 @@ final class SyncthingPair {
 
     /// The folder of the pair: `a/`, `b/`, `home-a/`, `home-b/`.
     let directory: URL
+    /// The pair's ports.
+    let ports: Ports
     /// Standard output and error of every `syncthing` run to completion (generate, device id).
     let logs: URL
     /// Each harness step: what, how long, how it ended.
@@ -116,8 +121,9 @@ final class SyncthingPair {
     /// The 7-character short id of `side`'s device: what Syncthing puts in conflict copies' names.
     func shortDeviceID(_ side: Side) -> String { String(instances[side]!.deviceID.prefix(7)) }
 
-    private init(directory: URL, logs: URL) {
+    private init(directory: URL, logs: URL, ports: Ports) {
         self.directory = directory
+        self.ports = ports
         self.logs = logs
         var instances: [Side: Instance] = [:]
         for side in Side.allCases {
@@ -138,12 +144,12 @@ final class SyncthingPair {
     /// Checks that `syncthing` is here, then sets up `parent/pair` (the output of `syncthing`
     /// runs goes to `parent/harness-logs`), starts both instances and waits until they are
     /// connected and in sync. A failure stops what was started.
-    static func start(in parent: URL) throws -> SyncthingPair {
+    static func start(in parent: URL, ports: Ports = .standard) throws -> SyncthingPair {
         try checkPrerequisites()
         let directory = parent.appendingPathComponent("pair", isDirectory: true)
         let logs = parent.appendingPathComponent("harness-logs", isDirectory: true)
         try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
-        let pair = SyncthingPair(directory: directory, logs: logs)
+        let pair = SyncthingPair(directory: directory, logs: logs, ports: ports)
         do {
             try pair.timed("up") { try pair.up() }
         } catch {
@@ -154,7 +160,7 @@ final class SyncthingPair {
     }
 
     private func up() throws {
-        let busy = Side.allCases.flatMap { [Self.syncPorts[$0]!, Self.restPorts[$0]!] }.filter { !Self.isFree($0) }
+        let busy = Side.allCases.flatMap { [ports.sync[$0]!, ports.rest[$0]!] }.filter { !Self.isFree($0) }
         guard busy.isEmpty else {
             throw Failure(
                 description: "port(s) \(busy.map(String.init).joined(separator: ", ")) on 127.0.0.1 already in use. "
@@ -382,7 +388,7 @@ final class SyncthingPair {
                 .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
         }
         let options: [(String, String)] = [
-            ("listenAddress", "tcp://127.0.0.1:\(Self.syncPorts[side]!)"),
+            ("listenAddress", "tcp://127.0.0.1:\(ports.sync[side]!)"),
             ("globalAnnounceEnabled", "false"),
             ("localAnnounceEnabled", "false"),
             ("relaysEnabled", "false"),
@@ -406,7 +412,7 @@ final class SyncthingPair {
                     <autoAcceptFolders>false</autoAcceptFolders>
                 </device>
                 <device id="\(peer.deviceID)" name="\(side.peer)" compression="metadata" introducer="false">
-                    <address>tcp://127.0.0.1:\(Self.syncPorts[side.peer]!)</address>
+                    <address>tcp://127.0.0.1:\(ports.sync[side.peer]!)</address>
                     <paused>false</paused>
                     <autoAcceptFolders>false</autoAcceptFolders>
                 </device>
@@ -418,7 +424,7 @@ final class SyncthingPair {
                     <paused>false</paused>
                 </folder>
                 <gui enabled="true" tls="false">
-                    <address>127.0.0.1:\(Self.restPorts[side]!)</address>
+                    <address>127.0.0.1:\(ports.rest[side]!)</address>
                     <apikey>\(me.apiKey)</apikey>
                 </gui>
                 <options>
@@ -633,7 +639,7 @@ final class SyncthingPair {
     /// One HTTP/1.0 request to `side`'s REST API on 127.0.0.1 (the server closes the connection
     /// after the reply, so the body is everything after the headers).
     private func request(_ side: Side, _ method: String, _ path: String, body: String? = nil, timeout: Double = 15) throws -> Reply {
-        let port = Self.restPorts[side]!
+        let port = ports.rest[side]!
         let descriptor = socket(AF_INET, Self.streamSocket, 0)
         guard descriptor >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
         defer { close(descriptor) }

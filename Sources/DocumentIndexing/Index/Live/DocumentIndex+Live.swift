@@ -172,8 +172,13 @@ extension DocumentIndex {
     /// The periodic check: folder listings and the packages no watch covers (all, when degraded).
     func sweep() {
         guard let state = live else { return }
-        let unwatched = snapshot.records.keys.filter { !state.watchedPackages.contains($0) }
-        applyLiveChanges(packages: Set(unwatched))
+        // An incomplete package too: a member delivered into one of its subfolders, which no watch covers.
+        let toCheck = snapshot.records.filter { path, record in
+            guard state.watchedPackages.contains(path) else { return true }
+            if case .incomplete = record.entry.state { return true }
+            return false
+        }.keys
+        applyLiveChanges(packages: Set(toCheck))
     }
 
     // MARK: Testing
@@ -218,6 +223,9 @@ extension DocumentIndex {
             }
         }
         try? configuration.fileSystem.unlink(path, in: AT_FDCWD)
+        // What no watch covers (a package past the watch budget, a member delivered into a
+        // subfolder of an incomplete package) sent no event: it is checked now, as the sweep would.
+        if live != nil { sweep() }
         if live == nil { try checkLibrary() }
     }
 

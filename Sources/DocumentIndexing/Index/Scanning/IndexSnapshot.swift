@@ -84,10 +84,13 @@ struct IndexSnapshot: Sendable {
             return
         }
         // Resolving a conflict rewrites its record deep in the store, which no stamp the index
-        // keeps shows: a document in conflict (rare) is counted again at each check.
-        var inConflict = false
-        if case .unresolvedConflicts = old.entry.state { inConflict = true }
-        let unchanged = !force && !inConflict && package == old.package && reader.manifestStamp(path) == old.manifest
+        // keeps shows: a document in conflict (rare) is counted again at each check. Likewise a
+        // member a sync engine delivers into a subfolder of an incomplete package changes neither
+        // the package folder nor the manifest: an incomplete document (rare) is read again.
+        var readAgain = false
+        if case .unresolvedConflicts = old.entry.state { readAgain = true }
+        if case .incomplete = old.entry.state { readAgain = true }
+        let unchanged = !force && !readAgain && package == old.package && reader.manifestStamp(path) == old.manifest
             && reader.conflictStamp(identifier: old.entry.documentIdentifier) == old.conflicts
         if unchanged { return }
         guard let record = reader.read(path) else {

@@ -1,0 +1,78 @@
+@testable import DocumentIndexing
+import DocumentKit
+import DocumentKitTesting
+import Foundation
+import Testing
+
+/// Members in a subfolder of a package (a note's `attachments/big.bin`): a sync engine delivers
+/// them as it does any file, a temporary name in that subfolder renamed into place, which changes
+/// neither the package folder nor the manifest. Found by the Syncthing test (NotesIndexSyncthingTests).
+@Suite("Live index: members in a package's subfolder")
+struct LiveNestedMemberTests {
+    /// A package `photo.note` whose manifest lists `body.txt` and `attachments/big.bin`; the
+    /// attachment is written only if `withAttachment`.
+    func makePhoto(in library: IndexTestLibrary, withAttachment: Bool) throws -> URL {
+        let package = library.url.appendingPathComponent("photo.note", isDirectory: true)
+        try FileManager.default.createDirectory(at: package.appendingPathComponent("attachments"), withIntermediateDirectories: true)
+        try Data("body".utf8).write(to: package.appendingPathComponent("body.txt"))
+        if withAttachment { try Data("12345".utf8).write(to: package.appendingPathComponent("attachments/big.bin")) }
+        let hash = String(repeating: "0", count: 64)
+        let manifest = DocumentManifest(
+            formatIdentifier: IndexTestLibrary.format, formatVersion: 1, writer: .init(name: "tests", version: "1"),
+            documentIdentifier: UUID().uuidString,
+            members: ["body.txt": MemberRecord(size: 4, sha256: hash), "attachments/big.bin": MemberRecord(size: 5, sha256: hash)],
+            additionalFields: ["title": RawJSONValue(string: "Photo")])
+        try manifest.jsonData().write(to: package.appendingPathComponent("Info.json"))
+        return package
+    }
+
+    @Test("a member delivered into a package's subfolder (a temporary name renamed into place) makes the live entry current")
+    func nestedMemberDelivered() async throws {
+        let library = try IndexTestLibrary()
+        let package = try makePhoto(in: library, withAttachment: false)
+        var configuration = library.configuration()
+        configuration.sweepInterval = .milliseconds(500)
+        let index = try DocumentIndex(configuration)
+        let (mirror, consumer) = LiveMirror.following(index.updates())
+        defer { consumer.cancel() }
+        try #require(await waitUntil { await mirror.hasGathered })
+        guard case .incomplete? = await mirror.entries["photo.note"]?.state else {
+            Issue.record("not incomplete: \(String(describing: await mirror.entries["photo.note"].map(describe)))")
+            return
+        }
+
+        let temporary = package.appendingPathComponent("attachments/.syncthing.big.bin.tmp")
+        try Data("12345".utf8).write(to: temporary)
+        try FileManager.default.moveItem(at: temporary, to: package.appendingPathComponent("attachments/big.bin"))
+        let current = await waitUntil(deadline: .seconds(6)) { await mirror.entries["photo.note"]?.state == .current }
+        let state = await mirror.entries["photo.note"]?.state
+        #expect(current, "the live index still says \(String(describing: state))")
+        try await index.sync()
+        #expect(differences(await index.entries, try await freshScan(configuration), "index", "fresh") == [])
+        await index.close()
+    }
+
+    @Test("a member removed from a package's subfolder makes the entry incomplete at the next refresh and restart")
+    func nestedMemberRemoved() async throws {
+        let library = try IndexTestLibrary()
+        let package = try makePhoto(in: library, withAttachment: true)
+        let configuration = library.configuration()
+        let index = try DocumentIndex(configuration)
+        try await index.refresh()
+        #expect(await index.entry(atRelativePath: "photo.note")?.state == .current)
+        try FileManager.default.removeItem(at: package.appendingPathComponent("attachments/big.bin"))
+        let fresh = try await freshScan(configuration)
+        guard case .incomplete? = fresh.first?.state else { Issue.record("fresh scan: \(fresh.map(describe))"); return }
+        // Known: no stamp the index keeps covers a package's subfolders (only the package folder
+        // and the manifest), so neither a refresh nor a restart on the persisted index sees this.
+        await withKnownIssue("the index keeps no stamp of a package's subfolders") {
+            try await index.refresh()
+            #expect(differences(await index.entries, fresh, "refreshed", "fresh") == [])
+            await index.close()
+            let restarted = try DocumentIndex(configuration)
+            try await restarted.refresh()
+            #expect(differences(await restarted.entries, fresh, "restarted", "fresh") == [])
+            await restarted.close()
+        }
+    }
+}
