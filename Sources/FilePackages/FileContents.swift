@@ -6,15 +6,22 @@ import SystemPackage
 import Foundation
 import Synchronization
 
-/// The bytes of a regular file on disk, read when first asked for and then kept.
+/// The bytes of a regular file on disk, read when first asked for and then kept; or streamed in
+/// pieces and not kept (hashing, copying into a save), so that a large file costs no memory.
 package final class LazyFileContents: Sendable {
     package let origin: FileOrigin
     private let mapped: Bool
+    /// The seam the file was read through, and is read through again.
+    private let fileSystem: FileSystem
     private let cache = Mutex<Data?>(nil)
 
-    package init(origin: FileOrigin, mapped: Bool, preloaded: Data? = nil) {
+    /// The size of the pieces a file is streamed in: 1 MiB.
+    package static let chunkSize = 1 << 20
+
+    package init(origin: FileOrigin, mapped: Bool, preloaded: Data? = nil, fileSystem: FileSystem = .live) {
         self.origin = origin
         self.mapped = mapped
+        self.fileSystem = fileSystem
         cache.withLock { $0 = preloaded }
     }
 
@@ -46,18 +53,22 @@ package final class LazyFileContents: Sendable {
     /// Calls `body` with the contents in pieces of at most `chunkSize` bytes, in order, without
     /// keeping them: for hashing a large file without holding it in memory. Contents read already
     /// are passed whole. If the file is gone, the newest copy a save made is read instead.
+    ///
+    /// - Throws: `changedSinceRead` if the file is not the one that was read, before or after
+    ///   the pieces were passed (a change in place while they were read): the caller must then
+    ///   drop what it made of them.
     package func forEachChunk(
-        chunkSize: Int = 1 << 20, _ body: (UnsafeRawBufferPointer) -> Void
+        chunkSize: Int = LazyFileContents.chunkSize, _ body: (UnsafeRawBufferPointer) throws(DocumentKitError) -> Void
     ) throws(DocumentKitError) {
         if let data = loaded {
-            data.withUnsafeBytes(body)
+            var failure: DocumentKitError?
+            data.withUnsafeBytes { bytes in
+                do throws(DocumentKitError) { try body(bytes) } catch { failure = error }
+            }
+            if let failure { throw failure }
             return
         }
-        let file: OpenedFile
-        do { file = try open(origin) } catch {
-            guard let copy = latestPackageCopy, let fromCopy = try? open(copy) else { throw error }
-            file = fromCopy
-        }
+        let file = try openCurrent()
         defer { Glibc.close(file.fd) }
         // Small files get a small buffer: one byte more than the size, so the second read sees the end.
         let bufferSize = max(4096, min(chunkSize, Int(clamping: file.status.size) + 1))
@@ -66,12 +77,57 @@ package final class LazyFileContents: Sendable {
         var offset: Int64 = 0
         while true {
             let count: Int
-            do { count = try FileSystem.live.read(file.fd, into: buffer, at: offset, name: file.path) } catch {
+            do { count = try fileSystem.read(file.fd, into: buffer, at: offset, name: file.path) } catch {
                 throw DocumentKitError(error, operation: .read, path: file.path, step: "reading its contents")
             }
-            if count == 0 { return }
-            body(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+            if count == 0 { break }
+            try body(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
             offset += Int64(count)
+        }
+        try checkUnchanged(file, readBytes: offset)
+    }
+
+    /// Copies the contents into the open file `destination` (at `destinationPath`, through
+    /// `writer`) in pieces, never holding more than one piece: a large file costs no memory.
+    /// Contents read already are written from memory.
+    ///
+    /// - Throws: `changedSinceRead` if the file is not the one that was read, before or after
+    ///   the copy (it was changed in place meanwhile): the copy may be torn, and the caller must
+    ///   not use it. The system's error reading or writing otherwise.
+    package func copy(to destination: CInt, destinationPath: String, using writer: FileSystem) throws(DocumentKitError) {
+        if let data = loaded {
+            do throws(Errno) { try writer.write(destination, data, name: destinationPath) } catch {
+                throw DocumentKitError(error, operation: .save, path: destinationPath, step: "writing it")
+            }
+            return
+        }
+        try forEachChunk { (bytes) throws(DocumentKitError) in
+            do throws(Errno) { try writer.write(destination, bytes, name: destinationPath) } catch {
+                throw DocumentKitError(error, operation: .save, path: destinationPath, step: "writing it")
+            }
+        }
+    }
+
+    /// Opens the file (or, if it is gone, the newest copy a save made).
+    private func openCurrent() throws(DocumentKitError) -> OpenedFile {
+        do { return try open(origin) } catch {
+            guard let copy = latestPackageCopy, let fromCopy = try? open(copy) else { throw error }
+            return fromCopy
+        }
+    }
+
+    /// Checks, after reading `file` to its end, that nothing changed it meanwhile: the same
+    /// size, modification and change time (a write in place changes the change time, which no
+    /// program can set back) and the bytes read were all of it.
+    private func checkUnchanged(_ file: OpenedFile, readBytes: Int64) throws(DocumentKitError) {
+        let after: FileStatus
+        do { after = try fileSystem.status(of: file.fd, name: file.path) } catch {
+            throw DocumentKitError(error, operation: .read, path: file.path, step: "reading its status again")
+        }
+        guard after.identity.isUnchanged(comparedTo: file.status.identity), readBytes == after.size else {
+            throw DocumentKitError(
+                .changedSinceRead, operation: .read, path: file.path,
+                detail: "The file changed on disk while it was read (was \(file.status.identity), now \(after.identity)).")
         }
     }
 
@@ -84,7 +140,6 @@ package final class LazyFileContents: Sendable {
     /// Opens the file at `origin` and checks that it is still the file that was read.
     /// The caller closes the descriptor.
     private func open(_ origin: FileOrigin) throws(DocumentKitError) -> OpenedFile {
-        let fileSystem = FileSystem.live
         let path = origin.displayPath
         func fail(_ errno: Errno, _ step: String) -> DocumentKitError {
             DocumentKitError(errno, operation: .read, path: path, step: step)
@@ -119,7 +174,7 @@ package final class LazyFileContents: Sendable {
         if mapped, file.status.size >= 64 * 1024 {
             if let data = map(file.fd, size: Int(file.status.size)) { return data }
         }
-        do { return try readAll(file.fd, size: Int(file.status.size), name: file.path, using: FileSystem.live) } catch {
+        do { return try readAll(file.fd, size: Int(file.status.size), name: file.path, using: fileSystem) } catch {
             throw DocumentKitError(error, operation: .read, path: file.path, step: "reading its contents")
         }
     }

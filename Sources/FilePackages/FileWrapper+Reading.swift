@@ -26,7 +26,17 @@ extension FileWrapper {
     /// (reading, saving, hashing, comparing) recurses deeper than this, whatever is on disk.
     public static let maximumDepth = TreeLimits.maximumDepth
 
+    /// The size above which a file read on its own is referred to rather than read: 1 MiB.
+    public static let largeFileSize: Int64 = 1 << 20
+
     /// Reads the file or package at `url`.
+    ///
+    /// A file of up to ``largeFileSize`` bytes is read at once. A larger one is referred to, as
+    /// a package's members are: its bytes are read when ``regularFileContents`` is first asked
+    /// for, and a save copies it in pieces (never hard-links it: another program may rewrite
+    /// it in place), so a 200 MB attachment costs no memory. If the file is changed or replaced
+    /// before then, reading or saving it throws `changedSinceRead`; read with
+    /// ``ReadingOptions/immediate`` to hold its bytes now.
     ///
     /// A package is read through directory descriptors, one level at a time: a symbolic link
     /// inside it is read as a link and never followed, and a FIFO, socket or device inside it is
@@ -59,21 +69,54 @@ extension FileWrapper {
             let children = try reader.readDirectory(fd, at: [])
             self.init(storage: .directory(children), permissions: status.permissions, modificationDate: modified)
         case .regular:
-            let data: Data
-            do { data = try readAll(fd, size: Int(status.size), name: path, using: fileSystem) } catch {
-                throw DocumentKitError(error, operation: .read, path: path, step: "reading its contents")
+            // A large file is referred to, not read: its bytes are read when first asked for,
+            // or streamed (hashed, copied into a save) without being held.
+            let readNow = options.contains(.immediate) || status.size <= Self.largeFileSize
+            let settled = readNow ? status : try Self.settledStatus(of: fd, status, path: path, using: fileSystem)
+            var data: Data?
+            if readNow {
+                do { data = try readAll(fd, size: Int(settled.size), name: path, using: fileSystem) } catch {
+                    throw DocumentKitError(error, operation: .read, path: path, step: "reading its contents")
+                }
             }
             let root = TreeRoot(directory: location.parent, path: location.parentPath, isPackage: false)
-            let origin = FileOrigin(root: root, components: [location.name], identity: status.identity, permissions: status.permissions)
+            let origin = FileOrigin(root: root, components: [location.name], identity: settled.identity, permissions: settled.permissions)
             self.init(
-                storage: .lazy(LazyFileContents(origin: origin, mapped: false, preloaded: data)),
-                permissions: status.permissions, modificationDate: modified)
+                storage: .lazy(LazyFileContents(origin: origin, mapped: options.contains(.mapped), preloaded: data, fileSystem: fileSystem)),
+                permissions: settled.permissions, modificationDate: Date(nanosecondsSince1970: settled.modificationTime))
         default:
             throw DocumentKitError(
                 .unsupportedFileType, operation: .read, path: path,
                 detail: "It is a \(status.kind), not a file or a package.")
         }
         preferredFilename = url.lastPathComponent
+    }
+
+    /// The status of the open file `fd` once its identity can be trusted to reveal a later change.
+    ///
+    /// A file is known by its identity (size, times) until it is read; a write in place changes
+    /// its change time, except one in the same clock tick as the change before it (Git's "racily
+    /// clean" files). A file changed in the last moments is therefore looked at again after a
+    /// few ticks: unchanged then, any later write shows. One that keeps changing (being written)
+    /// keeps the last status seen, and a later change is caught when its bytes are read.
+    static func settledStatus(of fd: CInt, _ status: FileStatus, path: String, using fileSystem: FileSystem)
+        throws(DocumentKitError) -> FileStatus
+    {
+        let tick: Int64 = 20_000_000  // 20 ms: more than the coarsest kernel clock tick (10 ms at HZ=100)
+        var status = status
+        for _ in 0..<3 {
+            let now = Int64(Date().timeIntervalSince1970 * 1e9)
+            let changed = max(status.modificationTime, status.identity.changeTime ?? status.modificationTime)
+            guard now - changed < tick else { return status }
+            usleep(useconds_t(tick / 1000))
+            let again: FileStatus
+            do { again = try fileSystem.status(of: fd, name: path) } catch {
+                throw DocumentKitError(error, operation: .read, path: path, step: "reading its status")
+            }
+            if again.identity.isUnchanged(comparedTo: status.identity) { return again }
+            status = again
+        }
+        return status
     }
 
     /// Whether the item at `url` is still exactly what this wrapper was read from (or saved as):
@@ -137,7 +180,7 @@ struct TreeReader {
             switch status.kind {
             case .regular:
                 let origin = FileOrigin(root: root, components: member, identity: status.identity, permissions: status.permissions)
-                let lazy = LazyFileContents(origin: origin, mapped: options.contains(.mapped))
+                let lazy = LazyFileContents(origin: origin, mapped: options.contains(.mapped), fileSystem: fileSystem)
                 if options.contains(.immediate) { _ = try lazy.data() }
                 children[name] = FileWrapper(
                     storage: .lazy(lazy), permissions: status.permissions, modificationDate: modified, preferredFilename: name)

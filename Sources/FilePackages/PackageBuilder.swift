@@ -72,17 +72,9 @@ struct PackageBuilder {
                 if let linked = try link(lazy, as: name, permissions: child.permissions, in: directory, at: memberComponents) {
                     result[name] = linked
                 } else {
-                    let data: Data
-                    do { data = try lazy.data() } catch {
-                        var error = error
-                        error.operation = .save
-                        error.path = documentPath
-                        error.step = "reading the member “\(memberPath)” from “\(lazy.origin.displayPath)”"
-                        error.originalIsIntact = true
-                        throw error
-                    }
-                    let written = try write(
-                        data, as: name, permissions: child.permissions ?? lazy.origin.permissions, in: directory,
+                    // Copied in pieces from where it was read: a large file costs no memory.
+                    let written = try copy(
+                        lazy, as: name, permissions: child.permissions ?? lazy.origin.permissions, in: directory,
                         at: memberComponents)
                     if let origin = written.origin { lazy.recordCopy(at: origin) }
                     result[name] = written
@@ -161,6 +153,41 @@ struct PackageBuilder {
     private func write(_ data: Data, as name: String, permissions: UInt32?, in directory: CInt, at components: [String])
         throws(DocumentKitError) -> FileWrapper
     {
+        try create(name, permissions: permissions, in: directory, at: components, preloaded: data) { (fd, memberPath) throws(DocumentKitError) in
+            do throws(Errno) { try fileSystem.write(fd, data, name: memberPath) } catch {
+                throw fail(error, "writing the member “\(memberPath)”")
+            }
+        }
+    }
+
+    /// Copies a member that can't be linked from the file it was read from, in pieces (contents
+    /// already in memory are written from there). If that file changed while it was copied, the
+    /// save fails (`changedSinceRead`): the copy may be torn, and its recorded digest would lie.
+    private func copy(_ lazy: LazyFileContents, as name: String, permissions: UInt32?, in directory: CInt, at components: [String])
+        throws(DocumentKitError) -> FileWrapper
+    {
+        try create(name, permissions: permissions, in: directory, at: components, preloaded: lazy.loaded) {
+            (fd, memberPath) throws(DocumentKitError) in
+            do throws(DocumentKitError) { try lazy.copy(to: fd, destinationPath: memberPath, using: fileSystem) } catch {
+                var error = error
+                if error.code != .changedSinceRead, let errno = error.errno, error.operation == .save {
+                    throw fail(errno, "writing the member “\(memberPath)”")
+                }
+                error.operation = .save
+                error.path = documentPath
+                error.step = "copying the member “\(memberPath)” from “\(lazy.origin.displayPath)”"
+                error.originalIsIntact = true
+                throw error
+            }
+        }
+    }
+
+    /// Creates a regular file exclusively with its final mode and owner, fills it with `fill`,
+    /// flushes and closes it; the wrapper refers to it (holding `preloaded`, if given).
+    private func create(
+        _ name: String, permissions: UInt32?, in directory: CInt, at components: [String], preloaded: Data?,
+        fill: (CInt, String) throws(DocumentKitError) -> Void
+    ) throws(DocumentKitError) -> FileWrapper {
         let memberPath = components.joined(separator: "/")
         let fd: CInt
         do {
@@ -168,20 +195,24 @@ struct PackageBuilder {
                 name, in: directory, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: mode_t(permissions ?? 0o666))
         } catch { throw fail(error, "creating the member “\(memberPath)”") }
         let status: FileStatus
-        do {
-            try giveOwner(fd, memberPath)
-            if let permissions { try fileSystem.changeMode(fd, to: permissions, name: memberPath) }
-            try fileSystem.write(fd, data, name: memberPath)
-            if durable { try fileSystem.synchronize(fd, name: memberPath) }
-            status = try fileSystem.status(of: fd, name: memberPath)
+        do throws(DocumentKitError) {
+            do throws(Errno) {
+                try giveOwner(fd, memberPath)
+                if let permissions { try fileSystem.changeMode(fd, to: permissions, name: memberPath) }
+            } catch { throw fail(error, "writing the member “\(memberPath)”") }
+            try fill(fd, memberPath)
+            do throws(Errno) {
+                if durable { try fileSystem.synchronize(fd, name: memberPath) }
+                status = try fileSystem.status(of: fd, name: memberPath)
+            } catch { throw fail(error, "writing the member “\(memberPath)”") }
         } catch {
             Glibc.close(fd)
-            throw fail(error, "writing the member “\(memberPath)”")
+            throw error
         }
         do { try fileSystem.close(fd, name: memberPath) } catch { throw fail(error, "closing the member “\(memberPath)”") }
         let origin = FileOrigin(root: newRoot, components: components, identity: status.identity, permissions: status.permissions)
         return FileWrapper(
-            storage: .lazy(LazyFileContents(origin: origin, mapped: false, preloaded: data)),
+            storage: .lazy(LazyFileContents(origin: origin, mapped: false, preloaded: preloaded, fileSystem: fileSystem)),
             permissions: status.permissions, modificationDate: Date(nanosecondsSince1970: status.modificationTime))
     }
 

@@ -120,13 +120,18 @@ struct FileSave {
                     "Saving \(path), which has \(current.linkCount - 1) other hard link(s): they keep the previous contents")
             }
         }
-        let data: Data
-        do { data = try wrapper.regularFileContents } catch {
-            var error = error
-            error.operation = .save
-            error.path = path
-            error.originalIsIntact = true
-            throw error
+        // Contents not read yet (a large file read on its own) are copied in pieces, not loaded.
+        var streamed: LazyFileContents?
+        if case .lazy(let lazy) = wrapper.storage, lazy.loaded == nil { streamed = lazy }
+        var data: Data?
+        if streamed == nil {
+            do { data = try wrapper.regularFileContents } catch {
+                var error = error
+                error.operation = .save
+                error.path = path
+                error.originalIsIntact = true
+                throw error
+            }
         }
         let requested = wrapper.permissions
         let createMode = mode_t(current?.kind == .regular ? current!.permissions : (requested ?? 0o666))
@@ -145,9 +150,21 @@ struct FileSave {
         }
         try Ownership(fileSystem: fileSystem).apply(
             to: fd, current: current?.kind == .regular ? current : nil, requested: requested, documentPath: path)
-        do {
-            try fileSystem.write(fd, data, name: temporaryName)
-        } catch { throw fail(error, "writing the new contents") }
+        if let data {
+            do { try fileSystem.write(fd, data, name: temporaryName) } catch { throw fail(error, "writing the new contents") }
+        } else if let streamed {
+            do throws(DocumentKitError) { try streamed.copy(to: fd, destinationPath: temporaryName, using: fileSystem) } catch {
+                if error.code != .changedSinceRead, let errno = error.errno, error.operation == .save {
+                    throw fail(errno, "writing the new contents")
+                }
+                var error = error
+                error.operation = .save
+                error.path = path
+                error.step = "copying the contents from “\(streamed.origin.displayPath)”"
+                error.originalIsIntact = true
+                throw error
+            }
+        }
         if durable {
             do { try fileSystem.synchronize(fd, name: temporaryName) } catch {
                 throw fail(error, "flushing the new contents to disk (fsync)")
@@ -181,11 +198,16 @@ struct FileSave {
         do { try fileSystem.close(fd, name: temporaryName) } catch {
             AtomicReplacement.logger.warning("Saved \(path); closing it reported \(error.readableDescription)")
         }
-        guard let status else { return FileWrapper(regularFileWithContents: data, permissions: requested) }
+        guard let status else {
+            // The new file's identity is unknown: its bytes are kept (read back if they were streamed).
+            let contents: Data
+            if let data { contents = data } else { contents = try wrapper.regularFileContents }
+            return FileWrapper(regularFileWithContents: contents, permissions: requested)
+        }
         let root = TreeRoot(directory: location.parent, path: location.parentPath, isPackage: false)
         let origin = FileOrigin(root: root, components: [location.name], identity: status.identity, permissions: status.permissions)
         return FileWrapper(
-            storage: .lazy(LazyFileContents(origin: origin, mapped: false, preloaded: data)),
+            storage: .lazy(LazyFileContents(origin: origin, mapped: false, preloaded: data, fileSystem: fileSystem)),
             permissions: status.permissions, modificationDate: Date(nanosecondsSince1970: status.modificationTime))
     }
 }

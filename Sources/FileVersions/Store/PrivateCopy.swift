@@ -231,8 +231,31 @@ struct PrivateCopy {
         defer { Glibc.close(a) }
         let b = try fileSystem.open(other.name, in: other.directory, flags: O_RDONLY | O_NOFOLLOW)
         defer { Glibc.close(b) }
-        let mine: Data = try readAll(a, size: Int(size), name: name, using: fileSystem)
-        let their: Data = try readAll(b, size: Int(size), name: other.name, using: fileSystem)
-        return mine == their
+        // Compared a piece at a time: a large member costs two buffers, not two copies of it.
+        let chunk = Int(clamping: min(max(size, 1), Int64(LazyFileContents.chunkSize)))
+        let mine = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
+        defer { mine.deallocate() }
+        let their = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
+        defer { their.deallocate() }
+        var offset: Int64 = 0
+        while offset < size {
+            let count = try readFully(a, into: mine, at: offset, name: name)
+            guard count > 0, try readFully(b, into: their, at: offset, name: other.name) == count,
+                memcmp(mine.baseAddress!, their.baseAddress!, count) == 0
+            else { return false }
+            offset += Int64(count)
+        }
+        return true
+    }
+
+    /// Reads into `buffer` until it is full or the file ends; returns the bytes read.
+    private func readFully(_ fd: CInt, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, name: String) throws(Errno) -> Int {
+        var total = 0
+        while total < buffer.count {
+            let count = try fileSystem.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[total...]), at: offset + Int64(total), name: name)
+            if count == 0 { break }
+            total += count
+        }
+        return total
     }
 }
