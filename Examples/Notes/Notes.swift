@@ -106,9 +106,14 @@ struct LibraryOptions: ParsableArguments {
     /// versions: what every command that reads notes works on (call it once per command).
     var adoptedLibrary: NotesLibrary {
         get throws {
-            let library = try notesLibrary
-            // A read-only library can't take copies in: it is read as it is.
-            if !library.isReadOnly { library.adoptConflictCopies() }
+            var library = try notesLibrary
+            // A read-only library can't take copies in: it is read as it is. With the index,
+            // copies are adopted among what it finds changed (see `NotesLibrary.refreshIndex`).
+            if library.index != nil {
+                library.adoptsConflictCopies = !library.isReadOnly
+            } else if !library.isReadOnly {
+                library.adoptConflictCopies()
+            }
             return library
         }
     }
@@ -117,7 +122,7 @@ struct LibraryOptions: ParsableArguments {
     var writableLibrary: NotesLibrary {
         get throws {
             let library = try notesLibrary
-            _ = try library.packageURLs()  // a missing library, or a file: say that first
+            try library.requireFolder()  // a missing library, or a file: say that first
             try library.requireWritable()
             return try adoptedLibrary
         }

@@ -24,8 +24,12 @@ struct Watch: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             let library = try options.adoptedLibrary
+            if title == nil, let index = library.index {
+                try await watchIndex(index, of: library)
+                return
+            }
             var titles: [String: String] = [:]
-            for entry in try await library.entries() { titles[entry.url.standardizedFileURL.path] = entry.note.title }
+            for note in try await library.listedNotes(problem: { _, _ in }) { titles[note.url.standardizedFileURL.path] = note.title }
             let watched: URL
             var document: NoteDocument?
             if let title {
@@ -44,6 +48,47 @@ struct Watch: AsyncParsableCommand {
             try? await document?.close(discardingChanges: true)
             await documentLines?.value
         }
+    }
+
+    /// Watches the whole library through its index: a line for every note added, removed,
+    /// changed or moved in the index's update batches. The library folder's events only tell
+    /// the index to look again (a live index needs no telling; one that isn't yet does).
+    private func watchIndex(_ index: DocumentIndex, of library: NotesLibrary) async throws {
+        try library.requireFolder()
+        let events = library.coordinator.namespace.events(for: library.url)
+        var batches = index.updates().makeAsyncIterator()
+        _ = try await batches.next()  // the gathering batch: the notes as they are now
+        let nudges = Task {
+            for await _ in events { _ = try? await index.refresh() }
+        }
+        defer { nudges.cancel() }
+        FileHandle.standardError.write(Data("notes: watching \(library.url.path) (Ctrl-C to stop)\n".utf8))
+        while let batch = try await batches.next() {
+            for line in Self.lines(for: batch) { Self.emit(line, json: json) }
+        }
+    }
+
+    /// The lines of an index batch, in the events' words: appeared, deleted, changed, moved.
+    static func lines(for batch: IndexBatch) -> [WatchLine] {
+        var lines: [WatchLine] = []
+        for entry in batch.removed where NotesLibrary.isNote(entry) {
+            lines.append(WatchLine(event: "deleted", title: entry.key, path: entry.url.path, from: nil))
+        }
+        for move in batch.moved {
+            switch (NotesLibrary.isNote(move.from), NotesLibrary.isNote(move.to)) {
+            case (true, true): lines.append(WatchLine(event: "moved", title: move.to.key, path: move.to.url.path, from: move.from.url.path))
+            case (false, true): lines.append(WatchLine(event: "appeared", title: move.to.key, path: move.to.url.path, from: nil))
+            case (true, false): lines.append(WatchLine(event: "deleted", title: move.from.key, path: move.from.url.path, from: nil))
+            case (false, false): break
+            }
+        }
+        for entry in batch.added where NotesLibrary.isNote(entry) {
+            lines.append(WatchLine(event: "appeared", title: entry.key, path: entry.url.path, from: nil))
+        }
+        for entry in batch.changed where NotesLibrary.isNote(entry) {
+            lines.append(WatchLine(event: "changed", title: entry.key, path: entry.url.path, from: nil))
+        }
+        return lines
     }
 
     /// The line for an event, keeping `titles` up to date; nil for things that are not notes.
