@@ -23,6 +23,13 @@ struct Notes: AsyncParsableCommand {
             Sync engines: a copy a sync engine made (`trip.sync-conflict-….note`, `body.json.conflict1`) is \
             adopted as a conflict version only beside its original and never when the manifest lists it; \
             --sync-engine (or $NOTES_SYNC_ENGINES) names the engines the library lives under.
+            Index: commands find notes through the library's document index, kept per machine in the user's \
+            cache folder ($XDG_CACHE_HOME/DocumentKit/indexes, else ~/.cache/DocumentKit/indexes; \
+            $NOTES_INDEX_CACHE names another folder). It only finds: every note a command uses is opened, and a \
+            stale or damaged index is read again, never trusted. A command about one note reads only that note; \
+            `list` prints from the index (a note it can't read is reported; `check` says why in full); copies \
+            sync engines left are adopted among what changed since the last command. NOTES_INDEX=off turns it \
+            off: every command reads every note, as before (the baseline of `docbench library`).
             """,
         version: NoteFormat.appVersion,
         subcommands: [

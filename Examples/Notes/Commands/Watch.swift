@@ -1,6 +1,7 @@
 import ArgumentParser
 import DocumentKit
 import Foundation
+import Synchronization
 
 /// One line of `notes watch --json`.
 struct WatchLine: Encodable {
@@ -58,10 +59,27 @@ struct Watch: AsyncParsableCommand {
         let events = library.coordinator.namespace.events(for: library.url)
         var batches = index.updates().makeAsyncIterator()
         _ = try await batches.next()  // the gathering batch: the notes as they are now
+        // A save is a burst of events (the swap, the version store): the index looks again once
+        // the burst is over, so that one change gives one line.
+        let count = EventCount()
+        let counting = Task { for await _ in events { count.add() } }
         let nudges = Task {
-            for await _ in events { _ = try? await index.refresh() }
+            var refreshed: UInt64 = 0
+            var previous: UInt64 = 0
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(60))
+                let now = count.value
+                if now != refreshed && now == previous {
+                    refreshed = now
+                    _ = try? await index.refresh()
+                }
+                previous = now
+            }
         }
-        defer { nudges.cancel() }
+        defer {
+            counting.cancel()
+            nudges.cancel()
+        }
         FileHandle.standardError.write(Data("notes: watching \(library.url.path) (Ctrl-C to stop)\n".utf8))
         while let batch = try await batches.next() {
             for line in Self.lines(for: batch) { Self.emit(line, json: json) }
@@ -158,4 +176,11 @@ struct Watch: AsyncParsableCommand {
         // Unbuffered, so that a pipe sees each line at once.
         FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
+}
+
+/// How many events the library folder gave: `watch` looks again when it stops growing.
+private final class EventCount: Sendable {
+    private let count = Mutex<UInt64>(0)
+    func add() { count.withLock { $0 += 1 } }
+    var value: UInt64 { count.withLock { $0 } }
 }

@@ -58,7 +58,13 @@ extension NotesLibrary {
             let touched = (batch.added + batch.changed + batch.moved.map(\.to)).filter(Self.isNote).map(\.relativePath)
             // A copy a sync engine made of a whole note is a package of its own: adopt every one
             // the index lists (they leave the library as they are adopted).
-            let copies = await indexedNotes().map(\.relativePath).filter { ConflictCopyName(parsing: $0) != nil }
+            var copies = await indexedNotes().map(\.relativePath).filter { ConflictCopyName(parsing: $0) != nil }
+            if full {
+                // A full look reads the listing anyway: copies the index doesn't list (not named
+                // `.note`: `trip.note.conflict1`) are adopted too.
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
+                copies += names.filter { !$0.hasPrefix(".") && ConflictCopyName(parsing: $0) != nil }
+            }
             await adoptConflictCopies(names: touched + copies)
         }
         return batch
