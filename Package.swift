@@ -132,6 +132,8 @@ let package = Package(
         .target(name: "RaceTestSupport", dependencies: ["DocumentKit"], path: "Tests/RaceTestSupport"),
         // The states the crash child saves and the crash test checks.
         .target(name: "CrashTestSupport", path: "Tests/CrashTestSupport"),
+        // A child process for the index tests: writes notes and tells its persisted index, until killed.
+        .executableTarget(name: "dk-index-child", dependencies: ["DocumentKit"], path: "Tests/IndexChild"),
 
         .testTarget(
             name: "FilePackagesTests",
@@ -158,7 +160,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DocumentIndexingTests",
-            dependencies: ["DocumentKit", "DocumentIndexing", "DocumentKitTesting"]
+            dependencies: ["DocumentKit", "DocumentIndexing", "DocumentKitTesting", "dk-index-child"]
         ),
         .testTarget(
             name: "NotesTests",

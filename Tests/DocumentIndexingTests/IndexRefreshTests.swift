@@ -45,3 +45,34 @@ struct IndexRefreshTests {
         #expect(try await index.refresh().changed.first?.state == .current)
     }
 }
+
+@Suite("Index conflict state")
+struct IndexConflictStateTests {
+    @Test("a document with an unresolved conflict version in the library's store shows the count; a removed one clears it")
+    func unresolvedConflicts() async throws {
+        let library = try IndexTestLibrary()
+        try library.writeNote("A.note", title: "A")
+        try library.writeNote("B.note", title: "B")
+        let index = try DocumentIndex(library.configuration())
+        #expect(await index.entries.map(\.state) == [.current, .current])
+        let store = VersionStore(libraryURL: library.url)
+        let item = library.url.appendingPathComponent("A.note", isDirectory: true)
+        let version = try store.keepConflictingVersion(ofItemAt: item, ancestorDigest: nil)
+        let batch = try await index.refresh()
+        #expect(batch.changed.map(\.relativePath) == ["A.note"])
+        #expect(await index.entry(atRelativePath: "A.note")?.state == .unresolvedConflicts(1))
+        #expect(await index.entry(atRelativePath: "B.note")?.state == .current)
+        // A new process knows it from the persisted index.
+        #expect(await (try DocumentIndex(library.configuration())).entries(forKey: "A").first?.state == .unresolvedConflicts(1))
+        // Resolved: its record is rewritten in the store, and the document is current again.
+        _ = try store.markResolved(version, as: .keptCurrent)
+        try await index.refresh()
+        #expect(await index.entry(atRelativePath: "A.note")?.state == .current)
+        let second = try store.keepConflictingVersion(ofItemAt: item, ancestorDigest: nil)
+        try await index.refresh()
+        #expect(await index.entry(atRelativePath: "A.note")?.state == .unresolvedConflicts(1))
+        try store.remove(second, evenIfUnresolvedConflict: true)
+        try await index.refresh()
+        #expect(await index.entry(atRelativePath: "A.note")?.state == .current)
+    }
+}

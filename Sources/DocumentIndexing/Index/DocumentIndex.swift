@@ -20,13 +20,22 @@ public actor DocumentIndex {
     let reader: EntryReader
     let logger = Logger(label: "DocumentKit.DocumentIndex")
     /// The index's identity: a rebuilt index has a new one.
-    public private(set) var indexID = UUID()
+    public internal(set) var indexID = UUID()
     /// The number of the last batch that changed something.
     public private(set) var sequence: UInt64 = 0
     var snapshot = IndexSnapshot()
     /// Whether ``snapshot`` holds every entry (after a full refresh).
     var isLoaded = false
     var noticeList: [String] = []
+    /// The library folder's device and inode when the index was opened: another folder at the
+    /// same path is not the library.
+    let libraryStamp: FileStamp
+    /// The persisted index, nil when it is kept in memory only.
+    var database: IndexDatabase?
+    /// The watcher and its state, while the index is live.
+    var live: LiveState?
+    /// The ``sync()`` calls waiting for their cookie's event.
+    var syncWaiters: [String: CheckedContinuation<Void, Never>] = [:]
     var subscribers: [UUID: AsyncThrowingStream<IndexBatch, any Error>.Continuation] = [:]
 
     /// Opens the index of `configuration`'s library. Cheap: nothing of the library is read until asked.
@@ -35,10 +44,19 @@ public actor DocumentIndex {
     public init(_ configuration: Configuration) throws(DocumentKitError) {
         self.configuration = configuration
         self.reader = EntryReader(configuration: configuration)
-        guard reader.folderStamp("") != nil else {
+        guard let libraryStamp = reader.folderStamp("") else {
             throw DocumentKitError(
                 .notFound, operation: .open, path: configuration.folderURL.path,
                 detail: "The library folder is missing or is not a folder: there is nothing to index.")
+        }
+        self.libraryStamp = libraryStamp
+        var notices: [String] = []
+        database = Self.openDatabase(configuration, notices: &notices)
+        noticeList = notices
+        for text in notices { logger.notice("\(text)") }
+        if let database, let id = (try? database.meta("indexID")).flatMap({ $0.flatMap(UUID.init(uuidString:)) }) {
+            indexID = id
+            sequence = (try? database.meta("sequence")).flatMap { $0.flatMap { UInt64($0) } } ?? 0
         }
     }
 
@@ -65,10 +83,12 @@ public actor DocumentIndex {
     @discardableResult
     func refreshNow() throws(DocumentKitError) -> IndexBatch {
         try checkLibrary()
-        let wasLoaded = isLoaded
+        if !isLoaded { loadSnapshot() }
         let changes = snapshot.refresh(using: reader)
         isLoaded = true
-        return publish(changes, silently: !wasLoaded)
+        let batch = publish(changes)
+        persist(changes, built: true)
+        return batch
     }
 
     /// Brings up to date what a command naming one document needs: the folder listing (`readdir`
@@ -77,17 +97,34 @@ public actor DocumentIndex {
     @discardableResult
     public func refreshListing() async throws(DocumentKitError) -> IndexBatch {
         try checkLibrary()
-        let wasLoaded = isLoaded
+        if isLoaded { return try refreshNow() }
+        loadListing()
+        let fromScratch = snapshot.folders.isEmpty
         let changes = snapshot.refresh(using: reader, listingOnly: true)
-        isLoaded = true
-        return publish(changes, silently: !wasLoaded)
+        // Every folder listed and every package read: the snapshot is the whole index.
+        isLoaded = fromScratch
+        let batch = publish(changes)
+        persist(changes, built: true)
+        return batch
     }
 
     func checkLibrary() throws(DocumentKitError) {
-        guard reader.folderStamp("") != nil else {
+        do throws(DocumentKitError) { try checkLibraryFolder() } catch {
+            if live != nil { endLive(error) }
+            throw error
+        }
+    }
+
+    private func checkLibraryFolder() throws(DocumentKitError) {
+        guard let stamp = reader.folderStamp("") else {
             throw DocumentKitError(
                 .notFound, operation: .read, path: configuration.folderURL.path,
                 detail: "The library folder is gone (deleted or moved away).")
+        }
+        guard stamp.device == libraryStamp.device, stamp.inode == libraryStamp.inode else {
+            throw DocumentKitError(
+                .changedSinceRead, operation: .read, path: configuration.folderURL.path,
+                detail: "The library folder was moved away and another folder is at its path: make a new index for it.")
         }
     }
 
@@ -112,23 +149,31 @@ public actor DocumentIndex {
     }
 
     /// The entries whose key field is exactly `key`, sorted by relative path.
+    ///
+    /// Until this process has refreshed the whole index, lookups are queries of the persisted
+    /// index, as the last process left it: call ``refreshListing()`` first to find documents added
+    /// since, and ``revalidate(relativePath:)`` on the entry you use.
     public func entries(forKey key: String) -> [IndexEntry] {
-        entries.filter { $0.key == key }
+        if let found = query("WHERE key = ?", [key]) { return found }
+        return entries.filter { $0.key == key }
     }
 
     /// The entries whose key field equals `key` ignoring case, sorted by relative path.
     public func entries(forKeyIgnoringCase key: String) -> [IndexEntry] {
         let folded = Self.folded(key)
+        if let found = query("WHERE keyFolded = ?", [folded]) { return found }
         return entries.filter { $0.key.map(Self.folded) == folded }
     }
 
     /// The entries of the document `identifier`: more than one when copies share it.
     public func entries(withDocumentIdentifier identifier: String) -> [IndexEntry] {
-        entries.filter { $0.documentIdentifier == identifier }
+        if let found = query("WHERE identifier = ?", [identifier]) { return found }
+        return entries.filter { $0.documentIdentifier == identifier }
     }
 
     /// The entry at `path` relative to the library, if there is one.
     public func entry(atRelativePath path: String) -> IndexEntry? {
+        if let found = query("WHERE path = ?", [path]) { return found.first }
         if !isLoaded { _ = try? refreshNow() }
         return snapshot.records[path]?.entry
     }
@@ -139,8 +184,11 @@ public actor DocumentIndex {
     /// Checks one document now (its stamps; its manifest again if one changed); nil if it is gone.
     public func revalidate(relativePath: String) async -> IndexEntry? {
         var changes = IndexSnapshot.Changes()
+        loadRecord(relativePath)
         snapshot.revalidate(relativePath, using: reader, into: &changes)
+        if live != nil { updateWatches(packages: [relativePath]) }
         _ = publish(changes)
+        persist(changes, built: false)
         return snapshot.records[relativePath]?.entry
     }
 
@@ -148,8 +196,25 @@ public actor DocumentIndex {
     /// checked again now, so that the next process doesn't have to.
     public func noteChanges(at relativePaths: [String]) async {
         var changes = IndexSnapshot.Changes()
-        for path in relativePaths { snapshot.revalidate(path, using: reader, into: &changes) }
+        for path in relativePaths {
+            loadRecord(path)
+            snapshot.revalidate(path, using: reader, into: &changes)
+        }
+        if live != nil { updateWatches(packages: relativePaths) }
         _ = publish(changes)
+        persist(changes, built: false)
+    }
+
+    /// Puts the persisted record of `path` in the snapshot, when the snapshot doesn't hold every entry.
+    func loadRecord(_ path: String) {
+        guard !isLoaded, snapshot.records[path] == nil, let database else { return }
+        do {
+            if let record = try database.records(sql: "WHERE path = ?", arguments: [path], libraryURL: configuration.folderURL).first {
+                snapshot.records[path] = record
+            }
+        } catch {
+            databaseFailed(error)
+        }
     }
 
     // MARK: Live
@@ -165,7 +230,9 @@ public actor DocumentIndex {
 
     func subscribe(_ id: UUID, _ continuation: AsyncThrowingStream<IndexBatch, any Error>.Continuation) async {
         do throws(DocumentKitError) {
-            try await refresh()
+            try startLive()
+            try refreshNow()
+            updateWatches(packages: Array(snapshot.records.keys))
         } catch {
             continuation.finish(throwing: error)
             return
@@ -180,11 +247,14 @@ public actor DocumentIndex {
 
     /// Waits until every change made to the library before the call is in the index.
     public func sync() async throws(DocumentKitError) {
-        try await refresh()
+        try await syncLive()
     }
 
     /// Stops watching and ends every update sequence.
     public func close() async {
+        stopLive()
+        for waiter in syncWaiters.values { waiter.resume() }
+        syncWaiters = [:]
         for continuation in subscribers.values { continuation.finish() }
         subscribers = [:]
     }

@@ -16,13 +16,13 @@ import SystemPackage
 /// modified and not yet closed are known as being written, so that a half-written file is not
 /// taken for a change of its own. A queue overflow is reported as such: everything must be
 /// looked at again.
-final class FileWatcher: Sendable {
-    struct Event: Sendable {
+package final class FileWatcher: Sendable {
+    package struct Event: Sendable {
         /// The folder the event happened in.
-        let folder: String
+        package let folder: String
         /// The entry's name; nil means "anything in the folder" (a poll).
-        let name: String?
-        let mask: UInt32
+        package let name: String?
+        package let mask: UInt32
         let cookie: UInt32
 
         /// A made-up event asking to look at everything in `folder` (what polling sends).
@@ -30,14 +30,17 @@ final class FileWatcher: Sendable {
     }
 
     /// Failures to inject, for tests: an errno for `inotify_init1`, or for `inotify_add_watch` of some folders.
-    struct Faults: Sendable {
+    package struct Faults: Sendable {
         var initialization: Errno?
         var addWatch: (@Sendable (String) -> Errno?)?
+
+        /// No failures.
+        package init() {}
     }
 
     /// What the reader hands over: the events of one read, whether the kernel's queue
     /// overflowed, and the number of that read (rename halves are kept per read).
-    typealias Deliver = @Sendable (_ events: [Event], _ overflowed: Bool, _ read: Int) -> Void
+    package typealias Deliver = @Sendable (_ events: [Event], _ overflowed: Bool, _ read: Int) -> Void
 
     private struct Rename {
         var from: String?
@@ -72,7 +75,7 @@ final class FileWatcher: Sendable {
         | UInt32(IN_ONLYDIR) | UInt32(IN_DONT_FOLLOW) | UInt32(IN_EXCL_UNLINK)
 
     /// Starts a watcher; throws the errno of `inotify_init1` (EMFILE: `fs.inotify.max_user_instances`).
-    init(faults: Faults = Faults(), deliver: @escaping Deliver) throws(Errno) {
+    package init(faults: Faults = Faults(), deliver: @escaping Deliver) throws(Errno) {
         if let injected = faults.initialization { throw injected }
         let fd = inotify_init1(Int32(IN_CLOEXEC))
         guard fd >= 0 else { throw Errno(rawValue: errno) }
@@ -93,7 +96,7 @@ final class FileWatcher: Sendable {
 
     /// Watches the folder at `path` (again, if it is now another folder). Throws the errno of
     /// `inotify_add_watch` (ENOSPC: `fs.inotify.max_user_watches`; ENOENT: no such folder).
-    func watch(_ path: String) throws(Errno) {
+    package func watch(_ path: String) throws(Errno) {
         let failure = state.withLock { state -> Errno? in
             guard !state.closed else { return .badFileDescriptor }
             if let injected = faults.addWatch?(path) { return injected }
@@ -109,7 +112,7 @@ final class FileWatcher: Sendable {
     }
 
     /// Stops watching the folder at `path` (the watch stays while another path still names it).
-    func unwatch(_ path: String) {
+    package func unwatch(_ path: String) {
         state.withLock { state in
             guard !state.closed, let wd = state.descriptors.removeValue(forKey: path) else { return }
             detach(path, from: wd, in: &state)
@@ -158,7 +161,7 @@ final class FileWatcher: Sendable {
     func resume() { resumed.signal() }
 
     /// Ends the reader thread and closes the descriptors (a paused reader is let go first).
-    func stop() {
+    package func stop() {
         state.withLock { $0.stopping = true }
         wake()
         resumed.signal()

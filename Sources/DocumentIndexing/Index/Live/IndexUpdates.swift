@@ -3,7 +3,9 @@ import DocumentKitSystem
 /// The batches of a live ``DocumentIndex``: an `AsyncSequence` that ends when the index is
 /// closed, or throws a ``DocumentKitError`` when the library folder is deleted or moved away.
 public struct IndexUpdates: AsyncSequence, Sendable {
+    /// A batch of changes.
     public typealias Element = IndexBatch
+    /// Why the sequence ended early: the library folder went away.
     public typealias Failure = DocumentKitError
 
     let stream: AsyncThrowingStream<IndexBatch, any Error>

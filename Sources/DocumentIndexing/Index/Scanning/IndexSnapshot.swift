@@ -83,7 +83,11 @@ struct IndexSnapshot: Sendable {
             changes.removed.append(old)
             return
         }
-        let unchanged = !force && package == old.package && reader.manifestStamp(path) == old.manifest
+        // Resolving a conflict rewrites its record deep in the store, which no stamp the index
+        // keeps shows: a document in conflict (rare) is counted again at each check.
+        var inConflict = false
+        if case .unresolvedConflicts = old.entry.state { inConflict = true }
+        let unchanged = !force && !inConflict && package == old.package && reader.manifestStamp(path) == old.manifest
             && reader.conflictStamp(identifier: old.entry.documentIdentifier) == old.conflicts
         if unchanged { return }
         guard let record = reader.read(path) else {
@@ -104,10 +108,15 @@ extension IndexSnapshot.Changes {
         for (index, record) in removed.enumerated() {
             if let identifier = record.entry.documentIdentifier { removedByIdentifier[identifier, default: []].append(index) }
         }
+        // The latest record of each path; a path added and then changed is added as it is now.
+        var latest: [String: EntryRecord] = [:]
+        for record in self.added + changed { latest[record.entry.relativePath] = record }
+        let addedPaths = Set(self.added.map(\.entry.relativePath))
         var movedFrom = Set<Int>()
         var moves: [IndexMove] = []
         var added: [IndexEntry] = []
-        for record in self.added {
+        for path in addedPaths.sorted() {
+            let record = latest[path]!
             if let identifier = record.entry.documentIdentifier, var candidates = removedByIdentifier[identifier], !candidates.isEmpty {
                 let index = candidates.removeFirst()
                 removedByIdentifier[identifier] = candidates
@@ -118,12 +127,12 @@ extension IndexSnapshot.Changes {
             }
         }
         let removedEntries = removed.enumerated().filter { !movedFrom.contains($0.offset) }.map(\.element.entry)
+        let changedEntries = Set(changed.map(\.entry.relativePath)).subtracting(addedPaths).sorted().compactMap { latest[$0]?.entry }
         return IndexBatch(
             indexID: indexID, sequence: sequence, kind: kind,
-            added: added.sorted { $0.relativePath < $1.relativePath },
+            added: added,
             removed: removedEntries.sorted { $0.relativePath < $1.relativePath },
-            changed: changed.map(\.entry).filter { entry in !added.contains { $0.relativePath == entry.relativePath } }
-                .sorted { $0.relativePath < $1.relativePath },
+            changed: changedEntries,
             moved: moves.sorted { $0.to.relativePath < $1.to.relativePath })
     }
 }

@@ -1,0 +1,244 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import DocumentKitSystem
+import FileCoordination
+import Foundation
+import SystemPackage
+
+extension DocumentIndex {
+    /// The name prefix of the cookie files ``sync()`` writes in the library (hidden: never a document).
+    static let cookiePrefix = ".dk-index-sync-"
+    /// How long the index waits for more events before it looks (one batch per burst).
+    static let quietPeriod: Duration = .milliseconds(30)
+
+    /// Starts the watcher (before the gathering refresh, so that nothing changed meanwhile is missed).
+    func startLive() throws(DocumentKitError) {
+        guard live == nil else { return }
+        let inbox = EventInbox()
+        let watcher: FileWatcher
+        do {
+            watcher = try FileWatcher { [weak self] events, overflowed, _ in
+                inbox.add(events, overflowed: overflowed)
+                guard let self else { return }
+                Task { await self.eventsArrived() }
+            }
+        } catch {
+            throw DocumentKitError(error, operation: .read, path: configuration.folderURL.path, step: "watching the library (inotify_init1)")
+        }
+        live = LiveState(watcher: watcher, inbox: inbox)
+        watch(folder: "")
+        let interval = configuration.sweepInterval
+        live?.sweep = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                guard let self, !Task.isCancelled else { return }
+                await self.sweep()
+            }
+        }
+    }
+
+    func stopLive() {
+        live?.sweep?.cancel()
+        live?.watcher.stop()
+        live = nil
+    }
+
+    private func watch(folder: String) {
+        guard let watcher = live?.watcher else { return }
+        do throws(Errno) {
+            try watcher.watch(reader.absolutePath(folder))
+            live?.watchedFolders.insert(folder)
+        } catch {
+            degrade("the folder \(reader.absolutePath(folder)) can't be watched (\(error.readableDescription))")
+        }
+    }
+
+    private func degrade(_ why: String) {
+        guard live?.isDegraded == false else { return }
+        live?.isDegraded = true
+        notice("The live index of \(configuration.folderURL.path) is degraded: \(why); it checks every \(configuration.sweepInterval) instead.")
+    }
+
+    /// Watches the folders and packages the snapshot knows that are not watched yet (a package
+    /// swapped by a save is a new folder: it is watched again); returns whether a folder was new.
+    @discardableResult
+    func updateWatches(packages: [String]) -> Bool {
+        guard var state = live else { return false }
+        var newFolder = false
+        for folder in snapshot.folders.keys where !state.watchedFolders.contains(folder) {
+            watch(folder: folder)
+            newFolder = true
+        }
+        state = live ?? state
+        for folder in state.watchedFolders where snapshot.folders[folder] == nil {
+            state.watcher.unwatch(reader.absolutePath(folder))
+            live?.watchedFolders.remove(folder)
+        }
+        for path in state.watchedPackages where snapshot.records[path] == nil {
+            state.watcher.unwatch(reader.absolutePath(path))
+            live?.watchedPackages.remove(path)
+        }
+        for path in packages where snapshot.records[path] != nil {
+            let known = live?.watchedPackages.contains(path) ?? false
+            guard known || (live?.watchedPackages.count ?? 0) < configuration.packageWatchBudget else {
+                degrade("more than \(configuration.packageWatchBudget) packages (the package watch budget)")
+                continue
+            }
+            do throws(Errno) {
+                try state.watcher.watch(reader.absolutePath(path))
+                live?.watchedPackages.insert(path)
+            } catch {
+                degrade("a package can't be watched (\(error.readableDescription); fs.inotify.max_user_watches?)")
+            }
+        }
+        return newFolder
+    }
+
+    /// Schedules a look at the inbox after a quiet period.
+    func eventsArrived() async {
+        guard live != nil, live?.flushScheduled == false else { return }
+        live?.flushScheduled = true
+        try? await Task.sleep(for: Self.quietPeriod)
+        live?.flushScheduled = false
+        flush()
+    }
+
+    /// Looks at what the events name: relists the folders they happened in, re-checks the
+    /// packages they name or happened in; after an overflow, checks everything.
+    func flush() {
+        guard let state = live, !state.isHeld else { return }
+        let pending = state.inbox.take()
+        if pending.overflowed {
+            rescanAfterOverflow()
+            return
+        }
+        let root = reader.libraryPath
+        var packages = Set<String>()
+        var cookies: [String] = []
+        for event in pending.events {
+            let folder = event.folder == root ? "" : String(event.folder.dropFirst(root.count + 1))
+            if let name = event.name, name.hasPrefix(Self.cookiePrefix), folder.isEmpty {
+                cookies.append(name)
+                continue
+            }
+            // An event inside a package (a member delivered by a sync engine, the manifest edited).
+            if state.watchedPackages.contains(folder) || snapshot.records[folder] != nil {
+                packages.insert(folder)
+                continue
+            }
+            if let name = event.name, !name.hasPrefix("."), reader.isPackageName(name) {
+                packages.insert(folder.isEmpty ? name : folder + "/" + name)
+            }
+        }
+        applyLiveChanges(packages: packages)
+        for cookie in cookies { finishSync(cookie) }
+    }
+
+    /// Relists the folders whose stamp changed and re-checks `packages`; publishes one batch.
+    func applyLiveChanges(packages: Set<String>, everything: Bool = false) {
+        guard (try? checkLibrary()) != nil else { return }
+        var changes = snapshot.refresh(using: reader, listingOnly: !everything)
+        for path in packages.sorted() { snapshot.revalidate(path, using: reader, into: &changes) }
+        // A new folder is watched, then listed again: what was made in it before the watch is seen.
+        var touched = (changes.added + changes.changed).map(\.entry.relativePath)
+        while updateWatches(packages: touched) {
+            let more = snapshot.refresh(using: reader, listingOnly: true)
+            touched = (more.added + more.changed).map(\.entry.relativePath)
+            changes.merge(more)
+        }
+        _ = publish(changes)
+        persist(changes, built: true)
+    }
+
+    /// Ends every update sequence with `error` and stops watching.
+    func endLive(_ error: DocumentKitError) {
+        for continuation in subscribers.values { continuation.finish(throwing: error) }
+        subscribers = [:]
+        stopLive()
+    }
+
+    /// After the kernel's queue overflowed: everything is checked against the disk and only real
+    /// changes are published; repeated overflows back off (up to the sweep interval).
+    func rescanAfterOverflow() {
+        notice("The event queue of the index of \(configuration.folderURL.path) overflowed: the library was checked again.")
+        applyLiveChanges(packages: [], everything: true)
+        let backoff = live?.overflowBackoff ?? .milliseconds(50)
+        live?.overflowBackoff = min(backoff * 2, configuration.sweepInterval)
+    }
+
+    /// The periodic check: folder listings and the packages no watch covers (all, when degraded).
+    func sweep() {
+        guard let state = live else { return }
+        let unwatched = snapshot.records.keys.filter { !state.watchedPackages.contains($0) }
+        applyLiveChanges(packages: Set(unwatched))
+    }
+
+    // MARK: Testing
+
+    /// For tests: while held, events are left in the inbox (as if the kernel's queue were full).
+    func holdEvents(_ held: Bool) { live?.isHeld = held }
+
+    /// For tests: drops the held events and acts as after a queue overflow.
+    func simulateOverflow() {
+        live?.isHeld = false
+        _ = live?.inbox.take()
+        rescanAfterOverflow()
+    }
+
+    // MARK: Sync
+
+    /// Writes a cookie file in the library and waits until its event has been looked at: every
+    /// change made before the call is in the index then.
+    func syncLive() async throws(DocumentKitError) {
+        guard live != nil else {
+            try refreshNow()
+            return
+        }
+        let name = Self.cookiePrefix + UUID().uuidString
+        let path = reader.absolutePath(name)
+        // Should the cookie's event never come (a lost watch), a full refresh answers after 2 s.
+        let timeout = Task { [weak self] in
+            try? await Task.sleep(for: .seconds(2))
+            guard !Task.isCancelled else { return }
+            await self?.syncTimedOut(name)
+        }
+        defer { timeout.cancel() }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            syncWaiters[name] = continuation
+            do throws(Errno) {
+                let fd = try configuration.fileSystem.open(path, in: AT_FDCWD, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+                try? configuration.fileSystem.close(fd, name: path)
+            } catch {
+                syncWaiters[name] = nil
+                continuation.resume()
+                _ = try? refreshNow()
+            }
+        }
+        try? configuration.fileSystem.unlink(path, in: AT_FDCWD)
+        if live == nil { try checkLibrary() }
+    }
+
+    func syncTimedOut(_ cookie: String) {
+        guard syncWaiters[cookie] != nil else { return }
+        notice("The index of \(configuration.folderURL.path) saw no event for its sync cookie in 2 s: it checked the library instead.")
+        _ = try? refreshNow()
+        finishSync(cookie)
+    }
+
+    func finishSync(_ cookie: String) {
+        syncWaiters.removeValue(forKey: cookie)?.resume()
+    }
+}
+
+extension IndexSnapshot.Changes {
+    /// Adds later changes to these.
+    mutating func merge(_ later: IndexSnapshot.Changes) {
+        removed += later.removed
+        added += later.added
+        changed += later.changed
+        for (path, stamp) in later.foldersChanged { foldersChanged[path] = stamp }
+    }
+}

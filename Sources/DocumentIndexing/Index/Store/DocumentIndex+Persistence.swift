@@ -1,0 +1,122 @@
+import DocumentKitSystem
+import Foundation
+
+extension DocumentIndex {
+    /// The configuration's text, recorded in the index and part of its file name: an index made
+    /// for other extensions, fields or versions is another index.
+    static func configurationText(_ configuration: Configuration) -> String {
+        [
+            configuration.packageExtensions.sorted().joined(separator: ","), configuration.manifestName,
+            configuration.formatIdentifier ?? "", configuration.readerVersion.map(String.init) ?? "",
+            configuration.keyField ?? "", configuration.fields.joined(separator: ","),
+        ].joined(separator: "\u{1}")
+    }
+
+    /// Opens the persisted index (creating it), or rebuilds it with a notice when it can't be used.
+    /// Nil when the index is not persistent or the cache folder can't be used (with a notice).
+    static func openDatabase(_ configuration: Configuration, notices: inout [String]) -> IndexDatabase? {
+        guard configuration.isPersistent else { return nil }
+        let fileSystem = configuration.fileSystem
+        guard let library = IndexLocation.LibraryIdentity(path: configuration.folderURL.path, using: fileSystem) else { return nil }
+        let folderPath = configuration.cacheFolder?.standardizedFileURL.path
+            ?? IndexLocation.defaultFolder(ProcessInfo.processInfo.environment, using: fileSystem)
+        guard let folderPath else {
+            notices.append("No cache folder for the index of \(library.realPath) (set XDG_CACHE_HOME or HOME): it is kept in memory only.")
+            return nil
+        }
+        do {
+            _ = try PrivateFolder.open(
+                folderPath, creating: true, sharing: .ownerOnly, what: "the document index folder",
+                remedy: "Set XDG_CACHE_HOME to a folder of your own.", operation: .open, using: fileSystem)
+        } catch {
+            notices.append("The index of \(library.realPath) is kept in memory only: \(error.description)")
+            return nil
+        }
+        let text = configurationText(configuration)
+        var named = library
+        named.realPath = library.realPath + "\u{0}" + text
+        let path = folderPath + "/" + named.fileName
+        let identity = IndexDatabase.Identity(library: library, configuration: text)
+        do throws(IndexDatabase.Problem) {
+            return try IndexDatabase(path: path, identity: identity)
+        } catch {
+            notices.append("The index at \(path) \(error.description): rebuilt.")
+            IndexDatabase.remove(at: path)
+            return try? IndexDatabase(path: path, identity: identity)
+        }
+    }
+
+    /// A database operation failed: the index file is damaged. It is removed and made again; the
+    /// answers come from the files meanwhile.
+    func databaseFailed(_ error: any Error) {
+        guard let database else { return }
+        notice("The index at \(database.path) was damaged (\(error)): rebuilt.")
+        let path = database.path
+        self.database = nil
+        IndexDatabase.remove(at: path)
+        var notices: [String] = []
+        self.database = Self.openDatabase(configuration, notices: &notices)
+        for text in notices { notice(text) }
+        indexID = UUID()
+        if isLoaded, let database = self.database {
+            var all = IndexSnapshot.Changes()
+            all.added = Array(snapshot.records.values)
+            all.foldersChanged = snapshot.folders.mapValues { Optional($0) }
+            try? database.write(all, sequence: sequence, built: true)
+        }
+    }
+
+    /// Records changes in the persisted index.
+    func persist(_ changes: IndexSnapshot.Changes, built: Bool) {
+        guard let database, !changes.isEmpty || built else { return }
+        do { try database.write(changes, sequence: sequence, built: built) } catch { databaseFailed(error) }
+    }
+
+    /// Loads every entry of the persisted index into memory (before a full refresh).
+    func loadSnapshot() {
+        guard let database else { return }
+        do {
+            guard try database.isBuilt() else { return }
+            let records = try database.records(sql: "", libraryURL: configuration.folderURL)
+            snapshot.records = Dictionary(records.map { ($0.entry.relativePath, $0) }, uniquingKeysWith: { a, _ in a })
+            snapshot.folders = try database.folders()
+        } catch {
+            databaseFailed(error)
+            snapshot = IndexSnapshot()
+        }
+    }
+
+    /// Loads the folders, and the entries of the folders whose stamp changed (before a listing refresh).
+    func loadListing() {
+        guard let database else { return }
+        do {
+            guard try database.isBuilt() else { return }
+            snapshot.folders = try database.folders()
+            var changedFolders: [String] = []
+            for (path, stamp) in snapshot.folders where reader.folderStamp(path) != stamp { changedFolders.append(path) }
+            var records: [String: EntryRecord] = [:]
+            for folder in changedFolders {
+                for record in try database.records(sql: "WHERE parent = ?", arguments: [folder], libraryURL: configuration.folderURL) {
+                    records[record.entry.relativePath] = record
+                }
+            }
+            snapshot.records = records
+        } catch {
+            databaseFailed(error)
+            snapshot = IndexSnapshot()
+        }
+    }
+
+    /// The entries an SQL condition selects from the persisted index; nil when there is none to ask.
+    func query(_ sql: String, _ arguments: [String]) -> [IndexEntry]? {
+        guard !isLoaded, let database else { return nil }
+        do {
+            guard try database.isBuilt() else { return nil }
+            return try database.records(sql: sql + " ORDER BY path", arguments: arguments, libraryURL: configuration.folderURL)
+                .map(\.entry)
+        } catch {
+            databaseFailed(error)
+            return nil
+        }
+    }
+}

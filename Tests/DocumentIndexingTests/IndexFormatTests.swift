@@ -1,0 +1,92 @@
+@testable import DocumentIndexing
+import DocumentKit
+import Foundation
+import GRDB
+import Testing
+
+/// The frozen fixtures of `Formats/document-index/v1`.
+@Suite("Index format v1")
+struct IndexFormatTests {
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Formats/document-index/v1")
+    static let libraryURL = URL(fileURLWithPath: "/library", isDirectory: true)
+
+    /// The records the fixture holds.
+    static var fixtureRecords: [EntryRecord] {
+        let stamp = FileStamp(device: 2049, inode: 1001, size: 4096, modificationTime: 1_700_000_000_123_456_789, changeTime: 1_700_000_000_123_456_789)
+        var manifest = stamp
+        manifest.inode = 1002
+        manifest.size = 321
+        func entry(_ path: String, _ identifier: String?, _ key: String?, _ state: IndexEntry.State) -> IndexEntry {
+            IndexEntry(
+                libraryURL: libraryURL, relativePath: path, documentIdentifier: identifier,
+                formatIdentifier: identifier == nil ? nil : "org.documentkit.test.note", formatVersion: identifier == nil ? nil : 1,
+                key: key, fields: key.map { ["title": RawJSONValue(string: $0), "tags": try! RawJSONValue(jsonText: "[\"a\",\"b\"]")] } ?? [:],
+                modificationDate: Date(timeIntervalSince1970: Double(manifest.modificationTime) / 1e9), state: state)
+        }
+        return [
+            EntryRecord(entry: entry("Plan.note", "7E57A1D0-0000-4000-8000-000000000001", "Plan", .current), package: stamp, manifest: manifest, conflicts: nil),
+            EntryRecord(entry: entry("Work/Half.note", "7E57A1D0-0000-4000-8000-000000000002", "Half", .incomplete("0 of 1 members match; body.txt is missing.")), package: stamp, manifest: manifest, conflicts: nil),
+            EntryRecord(entry: entry("Work/Both.note", "7E57A1D0-0000-4000-8000-000000000003", "Both", .unresolvedConflicts(2)), package: stamp, manifest: manifest, conflicts: stamp),
+            EntryRecord(entry: entry("New.note", "7E57A1D0-0000-4000-8000-000000000004", "New", .tooNew(3)), package: stamp, manifest: manifest, conflicts: nil),
+            EntryRecord(entry: entry("Bad.note", nil, nil, .damaged("/library/Bad.note/Info.json: The manifest is malformed.")), package: stamp, manifest: manifest, conflicts: nil),
+        ]
+    }
+
+    @Test("generates the v1 fixture (only with DOCUMENTKIT_WRITE_INDEX_FIXTURE set: fixtures are frozen)",
+        .enabled(if: ProcessInfo.processInfo.environment["DOCUMENTKIT_WRITE_INDEX_FIXTURE"] != nil))
+    func generate() throws {
+        let path = Self.folder.appendingPathComponent("index.sqlite").path
+        IndexDatabase.remove(at: path)
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in
+            try db.execute(sql: IndexSchema.creation)
+            for (name, value) in [
+                ("format", IndexSchema.formatIdentifier), ("libraryPath", "/library"), ("libraryDevice", "2049"), ("libraryInode", "2"),
+                ("configuration", "note\u{1}Info.json\u{1}org.documentkit.test.note\u{1}1\u{1}title\u{1}title,tags"),
+                ("indexID", "7E57A1D0-0000-4000-8000-0000000000FF"), ("sequence", "5"), ("built", "1"),
+            ] {
+                try db.execute(sql: "INSERT INTO meta (name, value) VALUES (?, ?)", arguments: [name, value])
+            }
+            for record in Self.fixtureRecords { try IndexDatabase.upsert(record, in: db) }
+            let stamp = FileStamp(device: 2049, inode: 2, size: 4096, modificationTime: 1_700_000_000_000_000_000, changeTime: 1_700_000_000_000_000_000)
+            for folder in ["", "Work"] {
+                try db.execute(sql: "INSERT INTO folders (path, stamp) VALUES (?, ?)", arguments: [folder, stamp.blob])
+            }
+        }
+        try queue.close()
+    }
+
+    @Test("today's code reads the v1 fixture's entries, states, stamps and lookups")
+    func readsTheFixture() throws {
+        let fixture = Self.folder.appendingPathComponent("index.sqlite").path
+        // A copy: opening may touch the file (WAL), and fixtures are never changed.
+        let copy = FileManager.default.temporaryDirectory.appendingPathComponent("index-fixture-\(UUID().uuidString).sqlite").path
+        try FileManager.default.copyItem(atPath: fixture, toPath: copy)
+        defer { IndexDatabase.remove(at: copy) }
+        let identity = IndexDatabase.Identity(
+            library: .init(realPath: "/library", device: 2049, inode: 2),
+            configuration: "note\u{1}Info.json\u{1}org.documentkit.test.note\u{1}1\u{1}title\u{1}title,tags")
+        let database = try IndexDatabase(path: copy, identity: identity)
+        #expect(try database.isBuilt())
+        let records = try database.records(sql: "ORDER BY path", libraryURL: Self.libraryURL)
+        #expect(records == Self.fixtureRecords.sorted { $0.entry.relativePath < $1.entry.relativePath })
+        #expect(try database.records(sql: "WHERE keyFolded = ?", arguments: ["both"], libraryURL: Self.libraryURL).map(\.entry.relativePath) == ["Work/Both.note"])
+        #expect(try database.folders().keys.sorted() == ["", "Work"])
+        #expect(try database.meta("sequence") == "5")
+    }
+
+    @Test("the schema today's code creates is the fixture's (a change is a new format version)")
+    func schemaIsFrozen() throws {
+        let fixture = try DatabaseQueue(path: Self.folder.appendingPathComponent("index.sqlite").path, configuration: {
+            var configuration = GRDB.Configuration()
+            configuration.readonly = true
+            return configuration
+        }())
+        let fresh = try DatabaseQueue()
+        try fresh.write { try $0.execute(sql: IndexSchema.creation) }
+        let sql = "SELECT type || ' ' || name || ': ' || coalesce(sql, '') FROM sqlite_master ORDER BY name"
+        #expect(try fixture.read { try String.fetchAll($0, sql: sql) } == fresh.read { try String.fetchAll($0, sql: sql) })
+        #expect(try fixture.read { try Int.fetchOne($0, sql: "PRAGMA user_version") } == IndexSchema.version)
+    }
+}

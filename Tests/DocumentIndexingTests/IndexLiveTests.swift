@@ -1,0 +1,189 @@
+@testable import DocumentIndexing
+import DocumentKit
+import DocumentKitTesting
+import Foundation
+import Testing
+
+@Suite("Index live updates")
+struct IndexLiveTests {
+    @Test("the first batch gathers every entry; an added, an edited and a removed note arrive as update batches")
+    func gatheredThenUpdates() async throws {
+        let library = try IndexTestLibrary()
+        try library.writeNote("A.note", title: "A")
+        let index = try DocumentIndex(library.configuration())
+        let collector = BatchCollector(index.updates())
+        #expect(await collector.wait { $0.first?.kind == .gathered })
+        #expect(collector.batches.first?.added.map(\.relativePath) == ["A.note"])
+
+        try library.writeNote("B.note", title: "B")
+        #expect(await collector.wait { $0.updates.addedPaths.contains("B.note") })
+        let id = try #require(await index.entry(atRelativePath: "A.note")?.documentIdentifier)
+        try library.writeNote("A.note", title: "A2", identifier: id)
+        #expect(await collector.wait { $0.updates.flatMap(\.changed).contains { $0.key == "A2" } })
+        try FileManager.default.removeItem(atPath: library.path("B.note"))
+        #expect(await collector.wait { $0.updates.removedPaths.contains("B.note") })
+        let sequences = collector.batches.updates.map(\.sequence)
+        #expect(sequences == sequences.sorted() && Set(sequences).count == sequences.count)
+        await index.close()
+        #expect(await collector.waitForEnd())
+    }
+
+    @Test("a note moved to another folder is one move, recognised by its document identifier")
+    func moveAcrossFolders() async throws {
+        let library = try IndexTestLibrary()
+        let id = try library.writeNote("A.note", title: "A")
+        try FileManager.default.createDirectory(atPath: library.path("Sub"), withIntermediateDirectories: true)
+        let index = try DocumentIndex(library.configuration())
+        let collector = BatchCollector(index.updates())
+        #expect(await collector.wait { $0.first?.kind == .gathered })
+        try FileManager.default.moveItem(atPath: library.path("A.note"), toPath: library.path("Sub/Moved.note"))
+        #expect(await collector.wait { !$0.updates.isEmpty })
+        try await index.sync()
+        let updates = collector.batches.updates
+        #expect(updates.flatMap(\.moved).map { [$0.from.relativePath, $0.to.relativePath] } == [["A.note", "Sub/Moved.note"]])
+        #expect(updates.flatMap(\.moved).first?.to.documentIdentifier == id)
+        #expect(updates.addedPaths.isEmpty && updates.removedPaths.isEmpty)
+        await index.close()
+    }
+
+    @Test("mkdir -p a/b/c and a note in it, in one burst, arrive as the note added")
+    func burstOfFolders() async throws {
+        let library = try IndexTestLibrary()
+        let index = try DocumentIndex(library.configuration())
+        let collector = BatchCollector(index.updates())
+        #expect(await collector.wait { $0.first?.kind == .gathered })
+        try library.writeNote("a/b/c/Deep.note", title: "Deep")
+        #expect(await collector.wait { $0.updates.addedPaths == ["a/b/c/Deep.note"] })
+        // And the new folders are watched: a note added to the deepest arrives too.
+        try library.writeNote("a/b/c/Later.note", title: "Later")
+        #expect(await collector.wait { $0.updates.addedPaths == ["a/b/c/Deep.note", "a/b/c/Later.note"] })
+        await index.close()
+    }
+
+    @Test("a member a sync engine renames into an existing package turns it from incomplete to current")
+    func memberDeliveredIntoPackage() async throws {
+        let library = try IndexTestLibrary()
+        try library.writeNote("A.note", title: "A", body: "hello")
+        try FileManager.default.removeItem(atPath: library.path("A.note/body.txt"))
+        let index = try DocumentIndex(library.configuration(persistent: false))
+        let collector = BatchCollector(index.updates())
+        #expect(await collector.wait { $0.first?.kind == .gathered })
+        guard case .incomplete? = collector.batches.first?.added.first?.state else { Issue.record("not incomplete"); return }
+        // Syncthing: a temporary file in the package, renamed into place.
+        try Data("hello".utf8).write(to: URL(fileURLWithPath: library.path("A.note/.syncthing.body.txt.tmp")))
+        #expect(rename(library.path("A.note/.syncthing.body.txt.tmp"), library.path("A.note/body.txt")) == 0)
+        #expect(await collector.wait { $0.updates.flatMap(\.changed).contains { $0.state == .current } })
+        await index.close()
+    }
+
+    @Test("notes written while the index gathers appear exactly once, and the index ends equal to a fresh scan")
+    func changesDuringGathering() async throws {
+        let library = try IndexTestLibrary()
+        for n in 0..<30 { try library.writeNote("Old\(n).note", title: "Old \(n)") }
+        let index = try DocumentIndex(library.configuration())
+        let writer = Task.detached {
+            for n in 0..<30 { try library.writeNote("New\(n).note", title: "New \(n)") }
+        }
+        let collector = BatchCollector(index.updates())
+        try await writer.value
+        try await index.sync()
+        #expect(await collector.wait { $0.addedPaths.filter { $0.hasPrefix("New") }.count >= 30 })
+        try await index.sync()
+        let added = collector.batches.addedPaths
+        #expect(added.count == 60 && Set(added).count == 60, "\(added.count) added")
+        #expect(collector.batches.removedPaths.isEmpty)
+        let fresh = try DocumentIndex(library.configuration(persistent: false))
+        #expect(await index.entries == fresh.entries)
+        await index.close()
+    }
+
+    @Test("after a (simulated) event queue overflow, a rescan publishes exactly the lost changes and equals a fresh scan")
+    func overflowRescan() async throws {
+        let library = try IndexTestLibrary()
+        try library.writeNote("Keep.note", title: "Keep")
+        try library.writeNote("Gone.note", title: "Gone")
+        let index = try DocumentIndex(library.configuration())
+        let collector = BatchCollector(index.updates())
+        #expect(await collector.wait { $0.first?.kind == .gathered })
+        await index.holdEvents(true)
+        try FileManager.default.removeItem(atPath: library.path("Gone.note"))
+        try library.writeNote("Fresh.note", title: "Fresh")
+        try await Task.sleep(for: .milliseconds(100))
+        await index.simulateOverflow()
+        #expect(await collector.wait { !$0.updates.isEmpty })
+        let updates = collector.batches.updates
+        #expect(updates.addedPaths == ["Fresh.note"] && updates.removedPaths == ["Gone.note"])
+        let fresh = try DocumentIndex(library.configuration(persistent: false))
+        #expect(await index.entries == fresh.entries)
+        #expect(await index.notices.contains { $0.contains("overflowed") })
+        await index.close()
+    }
+
+    @Test("sync() returns once every change made before it is in the index")
+    func syncIsABarrier() async throws {
+        let library = try IndexTestLibrary()
+        let index = try DocumentIndex(library.configuration())
+        let collector = BatchCollector(index.updates())
+        #expect(await collector.wait { $0.first?.kind == .gathered })
+        for n in 0..<5 { try library.writeNote("N\(n).note", title: "N\(n)") }
+        try await index.sync()
+        #expect(await index.entries.count == 5)
+        // The cookie file is gone, and never listed.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: library.url.path).filter { $0.hasPrefix(".") }.isEmpty)
+        await index.close()
+    }
+
+    @Test("the library folder deleted ends the update sequence with an error")
+    func folderDeletedEndsTheSequence() async throws {
+        let library = try IndexTestLibrary()
+        try library.writeNote("A.note", title: "A")
+        let index = try DocumentIndex(library.configuration())
+        let collector = BatchCollector(index.updates())
+        #expect(await collector.wait { $0.first?.kind == .gathered })
+        try FileManager.default.removeItem(at: library.url)
+        #expect(await collector.waitForEnd())
+        #expect(collector.failure?.code == .notFound)
+        await index.close()
+    }
+}
+
+@Suite("Index watch budget")
+struct IndexWatchBudgetTests {
+    @Test("past the package watch budget, the stat sweep catches a member delivered into a package, with a notice")
+    func sweepBeyondTheBudget() async throws {
+        let library = try IndexTestLibrary()
+        try library.writeNote("A.note", title: "A", body: "hello")
+        try FileManager.default.removeItem(atPath: library.path("A.note/body.txt"))
+        var configuration = library.configuration(persistent: false)
+        configuration.packageWatchBudget = 0
+        configuration.sweepInterval = .milliseconds(200)
+        let index = try DocumentIndex(configuration)
+        let collector = BatchCollector(index.updates())
+        #expect(await collector.wait { $0.first?.kind == .gathered })
+        try Data("hello".utf8).write(to: URL(fileURLWithPath: library.path("A.note/.syncthing.body.txt.tmp")))
+        #expect(rename(library.path("A.note/.syncthing.body.txt.tmp"), library.path("A.note/body.txt")) == 0)
+        #expect(await collector.wait { $0.updates.flatMap(\.changed).contains { $0.state == .current } })
+        #expect(await index.notices.contains { $0.contains("degraded") && $0.contains("budget") })
+        await index.close()
+    }
+}
+
+@Suite("Index library identity")
+struct IndexLibraryIdentityTests {
+    @Test("a library moved away and replaced by another folder at its path ends the updates with an error")
+    func libraryReplaced() async throws {
+        let library = try IndexTestLibrary()
+        try library.writeNote("A.note", title: "A")
+        let index = try DocumentIndex(library.configuration())
+        let collector = BatchCollector(index.updates())
+        #expect(await collector.wait { $0.first?.kind == .gathered })
+        let aside = library.url.deletingLastPathComponent().appendingPathComponent("aside-\(UUID().uuidString)")
+        try FileManager.default.moveItem(at: library.url, to: aside)
+        defer { try? FileManager.default.removeItem(at: aside) }
+        try FileManager.default.createDirectory(at: library.url, withIntermediateDirectories: true)
+        await #expect(throws: DocumentKitError.self) { try await index.refresh() }
+        #expect(await collector.waitForEnd())
+        #expect(collector.failure != nil)
+        await index.close()
+    }
+}

@@ -1,0 +1,161 @@
+@testable import DocumentIndexing
+import DocumentKit
+import DocumentKitTesting
+import Foundation
+import GRDB
+import Testing
+
+@Suite("Index persistence")
+struct IndexPersistenceTests {
+    /// The manifests an index opened, from a fault injector's trace.
+    static func manifestOpens(_ injector: FaultInjector) -> Int {
+        injector.trace.filter { $0.call == .open && $0.name == "Info.json" }.count
+    }
+
+    static func indexFile(_ library: IndexTestLibrary) throws -> String {
+        let names = try FileManager.default.contentsOfDirectory(atPath: library.cache.url.path).filter { $0.hasSuffix(".sqlite") }
+        #expect(names.count == 1)
+        return library.cache.url.appendingPathComponent(names[0]).path
+    }
+
+    @Test("a new process's refresh reads only the manifest that changed and stats the rest")
+    func startUpReadsOnlyChangedManifests() async throws {
+        let library = try IndexTestLibrary()
+        for n in 0..<20 { try library.writeNote("N\(n).note", title: "Note \(n)") }
+        let first = try DocumentIndex(library.configuration())
+        try await first.refresh()
+        await first.close()
+        let id = await first.entry(atRelativePath: "N7.note")!.documentIdentifier!
+        try library.writeNote("N7.note", title: "Changed", identifier: id)
+
+        let injector = FaultInjector()
+        let second = try DocumentIndex(library.configuration(fileSystem: injector.fileSystem))
+        let batch = try await second.refresh()
+        #expect(Self.manifestOpens(injector) == 1)
+        #expect(batch.changed.map(\.relativePath) == ["N7.note"])
+        #expect(batch.added.isEmpty && batch.removed.isEmpty)
+        let fresh = try DocumentIndex(library.configuration(persistent: false))
+        #expect(await second.entries == fresh.entries)
+        #expect(await second.notices.isEmpty)
+    }
+
+    @Test("a lookup by key in a new process is a query of the persisted index: no manifest is read")
+    func lookupsAreQueries() async throws {
+        let library = try IndexTestLibrary()
+        for n in 0..<10 { try library.writeNote("N\(n).note", title: "Note \(n)") }
+        try await DocumentIndex(library.configuration()).refresh()
+        let injector = FaultInjector()
+        let index = try DocumentIndex(library.configuration(fileSystem: injector.fileSystem))
+        #expect(await index.entries(forKey: "Note 4").map(\.relativePath) == ["N4.note"])
+        #expect(await index.entries(forKeyIgnoringCase: "NOTE 5").map(\.relativePath) == ["N5.note"])
+        #expect(Self.manifestOpens(injector) == 0)
+        // refreshListing finds a note another process added, without a stat per entry.
+        try library.writeNote("Added.note", title: "Added")
+        injector.reset()
+        let batch = try await index.refreshListing()
+        #expect(batch.added.map(\.relativePath) == ["Added.note"])
+        #expect(Self.manifestOpens(injector) == 1)
+        #expect(await index.entries(forKey: "Added").map(\.relativePath) == ["Added.note"])
+    }
+
+    /// Makes the index, spoils its file with `spoil`, and checks a new index answers right with a notice.
+    func checkRebuilt(_ expected: String, spoil: (String, IndexTestLibrary) async throws -> Void) async throws {
+        let library = try IndexTestLibrary()
+        try library.writeNote("A.note", title: "Alpha")
+        try library.writeNote("B.note", title: "Beta")
+        try await DocumentIndex(library.configuration()).refresh()
+        let file = try Self.indexFile(library)
+        try await spoil(file, library)
+        try library.writeNote("C.note", title: "Gamma")
+        let index = try DocumentIndex(library.configuration())
+        #expect(await index.entries(forKey: "Gamma").map(\.relativePath) == ["C.note"])
+        #expect(await index.entries.map(\.relativePath) == ["A.note", "B.note", "C.note"])
+        let notices = await index.notices
+        #expect(notices.contains { $0.contains(expected) && $0.contains("rebuilt") }, "\(notices)")
+        // And it is usable again: a third process has no notice.
+        #expect(await (try DocumentIndex(library.configuration())).notices.isEmpty)
+    }
+
+    @Test("an index file of random bytes is rebuilt with a notice")
+    func randomBytes() async throws {
+        try await checkRebuilt("damaged") { file, _ in
+            IndexDatabase.remove(at: file)
+            var generator = SystemRandomNumberGenerator()
+            try Data((0..<8192).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(to: URL(fileURLWithPath: file))
+        }
+    }
+
+    @Test("a truncated index file is rebuilt with a notice")
+    func truncated() async throws {
+        try await checkRebuilt("damaged") { file, _ in
+            // Fold the WAL in first, so the truncation cuts the tables.
+            try await DatabaseQueue(path: file).writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+            IndexDatabase.remove(at: file + "-wal")
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: file))
+            try handle.truncate(atOffset: 1500)
+            try handle.close()
+        }
+    }
+
+    @Test("another SQLite database in the index's place is rebuilt with a notice")
+    func foreign() async throws {
+        try await checkRebuilt("not a document index") { file, _ in
+            IndexDatabase.remove(at: file)
+            try await DatabaseQueue(path: file).write { try $0.execute(sql: "CREATE TABLE t (x); INSERT INTO t VALUES (1)") }
+        }
+    }
+
+    @Test("an index of a newer format is rebuilt with a notice")
+    func newer() async throws {
+        try await checkRebuilt("newer format") { file, _ in
+            try await DatabaseQueue(path: file).write { try $0.execute(sql: "PRAGMA user_version = 99") }
+        }
+    }
+
+    @Test("an index copied from another library (as a sync engine would) is rebuilt with a notice")
+    func copiedFromAnotherLibrary() async throws {
+        try await checkRebuilt("another library") { file, library in
+            // Another library's index (other inode, other path) copied over this one's file.
+            let other = try IndexTestLibrary()
+            try other.writeNote("A.note", title: "Wrong")
+            try other.writeNote("C.note", title: "Wrong too")
+            var configuration = other.configuration()
+            configuration.cacheFolder = other.cache.url
+            try await DocumentIndex(configuration).refresh()
+            let otherFile = try Self.indexFile(other)
+            try await DatabaseQueue(path: otherFile).writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+            IndexDatabase.remove(at: file)
+            try FileManager.default.copyItem(atPath: otherFile, toPath: file)
+        }
+    }
+
+    @Test("two indexes of one library updating the persisted index at once lose nothing")
+    func concurrentWriters() async throws {
+        let library = try IndexTestLibrary()
+        try await DocumentIndex(library.configuration()).refresh()
+        let one = try DocumentIndex(library.configuration())
+        let two = try DocumentIndex(library.configuration())
+        async let first: Void = {
+            for n in 0..<15 {
+                try library.writeNote("One\(n).note", title: "One \(n)")
+                await one.noteChanges(at: ["One\(n).note"])
+            }
+        }()
+        async let second: Void = {
+            for n in 0..<15 {
+                try library.writeNote("Two\(n).note", title: "Two \(n)")
+                await two.noteChanges(at: ["Two\(n).note"])
+            }
+        }()
+        _ = try await (first, second)
+        let injector = FaultInjector()
+        let third = try DocumentIndex(library.configuration(fileSystem: injector.fileSystem))
+        for n in 0..<15 {
+            #expect(await third.entries(forKey: "One \(n)").count == 1)
+            #expect(await third.entries(forKey: "Two \(n)").count == 1)
+        }
+        #expect(Self.manifestOpens(injector) == 0)
+        let notices = await one.notices + two.notices
+        #expect(notices.isEmpty)
+    }
+}
