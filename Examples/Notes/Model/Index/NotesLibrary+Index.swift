@@ -56,10 +56,11 @@ extension NotesLibrary {
         }
         if adoptsConflictCopies {
             let touched = (batch.added + batch.changed + batch.moved.map(\.to)).filter(Self.isNote).map(\.relativePath)
-            // A copy a sync engine made of a whole note is a package of its own: adopt every one
-            // the index lists (they leave the library as they are adopted).
-            var copies = await indexedNotes().map(\.relativePath).filter { ConflictCopyName(parsing: $0) != nil }
+            // A copy a sync engine made of a whole note is a package of its own: adopted as it
+            // appears (a look at the listing), or wherever it is on a full look.
+            var copies = touched.filter { ConflictCopyName(parsing: $0) != nil }
             if full {
+                copies += await indexedNotes().map(\.relativePath).filter { ConflictCopyName(parsing: $0) != nil }
                 // A full look reads the listing anyway: copies the index doesn't list (not named
                 // `.note`: `trip.note.conflict1`) are adopted too.
                 let names = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []

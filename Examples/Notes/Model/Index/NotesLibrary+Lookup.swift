@@ -68,7 +68,8 @@ extension NotesLibrary {
                 await refreshIndex()
             }
             let urls = await candidateURLs(for: title)
-            let unreadable = await indexedNotes().filter { !Self.isReadable($0) }.count
+            // Counted only for the last round's "no such note" (after a full refresh: no extra cost).
+            let unreadable = round == 1 ? await indexedNotes().filter { !Self.isReadable($0) }.count : 0
             if let found = try await resolve(
                 title, among: urls, opening: opening, unreadable: unreadable, last: round == 1, checked: &checked, failed: &failed)
             {
