@@ -101,19 +101,25 @@ struct LibraryOptions: ParsableArguments {
         return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent("Notes")
     }
 
+    /// The library, for a command that adopts no conflict copies: its index lives in this
+    /// process only (see `NotesLibrary.makeIndex`).
     var notesLibrary: NotesLibrary {
-        get throws {
-            NotesLibrary(
-                url: libraryURL, coordinator: try NotesLibrary.makeCoordinator(), readerVersion: readerVersion,
-                syncEngines: try syncEngines)
-        }
+        get throws { try library(persistentIndex: false) }
+    }
+
+    /// The library, its index kept between processes or not.
+    func library(persistentIndex: Bool) throws -> NotesLibrary {
+        NotesLibrary(
+            url: libraryURL, coordinator: try NotesLibrary.makeCoordinator(), readerVersion: readerVersion,
+            syncEngines: try syncEngines, persistentIndex: persistentIndex)
     }
 
     /// The library, once the conflict copies sync engines left in it are adopted as conflict
     /// versions: what every command that reads notes works on (call it once per command).
     var adoptedLibrary: NotesLibrary {
         get throws {
-            var library = try notesLibrary
+            var library = try self.library(persistentIndex: true)
+            if library.isReadOnly { library = try notesLibrary }
             // A read-only library can't take copies in: it is read as it is. With the index,
             // copies are adopted among what it finds changed (see `NotesLibrary.refreshIndex`).
             if library.index != nil {
@@ -128,7 +134,7 @@ struct LibraryOptions: ParsableArguments {
     /// The adopted library, for a command that changes it: exit 77 if it is read-only.
     var writableLibrary: NotesLibrary {
         get throws {
-            let library = try notesLibrary
+            let library = try self.library(persistentIndex: true)
             try library.requireFolder()  // a missing library, or a file: say that first
             try library.requireWritable()
             return try adoptedLibrary

@@ -18,14 +18,15 @@ struct NotesLibrary {
     var adoptsConflictCopies = false
 
     /// The library at `url`; `syncEngines`: the sync engines it lives under, whose conflict copies are adopted.
+    /// `persistentIndex`: false for a command that adopts no copies (see `LibraryOptions.notesLibrary`).
     init(
         url: URL, coordinator: FileCoordinator, readerVersion: Int = NoteFormat.currentVersion,
-        syncEngines: Set<ConflictCopyName.Engine> = ConflictCopyName.Engine.all
+        syncEngines: Set<ConflictCopyName.Engine> = ConflictCopyName.Engine.all, persistentIndex: Bool = true
     ) {
         self.url = url
         self.coordinator = coordinator
         self.readerVersion = readerVersion
-        self.index = Self.makeIndex(of: url, readerVersion: readerVersion)
+        self.index = Self.makeIndex(of: url, readerVersion: readerVersion, persistent: persistentIndex)
         self.store = VersionStore(
             libraryURL: url, coordinator: coordinator, manifestName: NoteFormat.manifestName, syncEngines: syncEngines)
     }

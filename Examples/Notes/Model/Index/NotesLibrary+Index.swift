@@ -10,14 +10,18 @@ import Foundation
 extension NotesLibrary {
     /// The index of the library at `url` for a reader of `readerVersion`; nil when
     /// `NOTES_INDEX=off` or the library folder isn't there (the commands then say so).
-    static func makeIndex(of url: URL, readerVersion: Int) -> DocumentIndex? {
+    ///
+    /// An index that isn't `persistent` lives in this process only: a command that adopts no
+    /// conflict copies uses one, so that what changed since the last command stays new for the
+    /// next command that adopts them (copies are adopted among what the index finds changed).
+    static func makeIndex(of url: URL, readerVersion: Int, persistent: Bool = true) -> DocumentIndex? {
         let environment = ProcessInfo.processInfo.environment
         if environment["NOTES_INDEX"]?.lowercased() == "off" { return nil }
         let cache = environment["NOTES_INDEX_CACHE"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0, isDirectory: true) }
         let configuration = DocumentIndex.Configuration(
             folderURL: url, packageExtensions: [NoteFormat.packageExtension], manifestName: NoteFormat.manifestName,
             formatIdentifier: NoteFormat.identifier, readerVersion: readerVersion, keyField: "title",
-            fields: ["title", "created", "tags"], cacheFolder: cache)
+            fields: ["title", "created", "tags"], cacheFolder: cache, isPersistent: persistent)
         return try? DocumentIndex(configuration)
     }
 
