@@ -23,6 +23,13 @@ struct Notes: AsyncParsableCommand {
             Sync engines: a copy a sync engine made (`trip.sync-conflict-….note`, `body.json.conflict1`) is \
             adopted as a conflict version only beside its original and never when the manifest lists it; \
             --sync-engine (or $NOTES_SYNC_ENGINES) names the engines the library lives under.
+            Index: commands find notes through the library's document index, kept per machine in the user's \
+            cache folder ($XDG_CACHE_HOME/DocumentKit/indexes, else ~/.cache/DocumentKit/indexes; \
+            $NOTES_INDEX_CACHE names another folder). It only finds: every note a command uses is opened, and a \
+            stale or damaged index is read again, never trusted. A command about one note reads only that note; \
+            `list` prints from the index (a note it can't read is reported; `check` says why in full); copies \
+            sync engines left are adopted among what changed since the last command. NOTES_INDEX=off turns it \
+            off: every command reads every note, as before (the baseline of `docbench library`).
             """,
         version: NoteFormat.appVersion,
         subcommands: [
@@ -94,21 +101,32 @@ struct LibraryOptions: ParsableArguments {
         return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent("Notes")
     }
 
+    /// The library, for a command that adopts no conflict copies: its index lives in this
+    /// process only (see `NotesLibrary.makeIndex`).
     var notesLibrary: NotesLibrary {
-        get throws {
-            NotesLibrary(
-                url: libraryURL, coordinator: try NotesLibrary.makeCoordinator(), readerVersion: readerVersion,
-                syncEngines: try syncEngines)
-        }
+        get throws { try library(persistentIndex: false) }
+    }
+
+    /// The library, its index kept between processes or not.
+    func library(persistentIndex: Bool) throws -> NotesLibrary {
+        NotesLibrary(
+            url: libraryURL, coordinator: try NotesLibrary.makeCoordinator(), readerVersion: readerVersion,
+            syncEngines: try syncEngines, persistentIndex: persistentIndex)
     }
 
     /// The library, once the conflict copies sync engines left in it are adopted as conflict
     /// versions: what every command that reads notes works on (call it once per command).
     var adoptedLibrary: NotesLibrary {
         get throws {
-            let library = try notesLibrary
-            // A read-only library can't take copies in: it is read as it is.
-            if !library.isReadOnly { library.adoptConflictCopies() }
+            var library = try self.library(persistentIndex: true)
+            if library.isReadOnly { library = try notesLibrary }
+            // A read-only library can't take copies in: it is read as it is. With the index,
+            // copies are adopted among what it finds changed (see `NotesLibrary.refreshIndex`).
+            if library.index != nil {
+                library.adoptsConflictCopies = !library.isReadOnly
+            } else if !library.isReadOnly {
+                library.adoptConflictCopies()
+            }
             return library
         }
     }
@@ -116,8 +134,8 @@ struct LibraryOptions: ParsableArguments {
     /// The adopted library, for a command that changes it: exit 77 if it is read-only.
     var writableLibrary: NotesLibrary {
         get throws {
-            let library = try notesLibrary
-            _ = try library.packageURLs()  // a missing library, or a file: say that first
+            let library = try self.library(persistentIndex: true)
+            try library.requireFolder()  // a missing library, or a file: say that first
             try library.requireWritable()
             return try adoptedLibrary
         }

@@ -51,10 +51,15 @@ import Testing
         }
         close(fd)
 
+        // `list` prints from the library's index, which reads manifests, not whole packages:
+        // the note reading it opens, and `check`, say what is wrong with it.
         let list = try notes.run(["list"])
         #expect(list.status == 0)
         #expect(list.stdout.contains("Good"))
-        #expect(list.stderr.contains("deep.note") && list.stderr.contains("nested deeper than"))
+        let check = try notes.run(["check"])
+        #expect(check.stdout.contains("deep.note") && check.stdout.contains("nested deeper than"), "\(check.stdout)")
+        let deep = try notes.run(["show", "Deep"])
+        #expect(deep.status == 65 && deep.stderr.contains("nested deeper than"), "\(deep.stderr)")
         let show = try notes.run(["show", "Good"])
         #expect(show.status == 0)
         #expect(show.stdout.contains("fine"))

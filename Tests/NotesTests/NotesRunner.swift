@@ -29,6 +29,12 @@ struct NotesRunner {
         fatalError("notes executable not found near \(me.path); build with `swift build --build-tests`")
     }()
 
+    /// The folder the `notes` processes of a test keep the index of `library` in: beside the
+    /// library, in the test's temporary folder.
+    static func indexCache(of library: URL) -> URL {
+        library.deletingLastPathComponent().appendingPathComponent(".notes-index-cache", isDirectory: true)
+    }
+
     /// Runs `notes ARGS --library LIBRARY` (unless `useLibraryFlag` is false), with `input` on stdin.
     @discardableResult
     func run(_ arguments: [String], input: String? = nil, useLibraryFlag: Bool = true, environment: [String: String] = [:])
@@ -39,6 +45,8 @@ struct NotesRunner {
         process.arguments = arguments + (useLibraryFlag ? ["--library", library.path] : [])
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "NOTES_LIBRARY")
+        // The notes index is kept beside the library, in the test's temporary folder, not in ~/.cache.
+        env["NOTES_INDEX_CACHE"] = Self.indexCache(of: library).path
         for (key, value) in environment { env[key] = value }
         process.environment = env
         let out = Pipe()

@@ -15,7 +15,7 @@ struct Attach: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             let library = try options.writableLibrary
-            let entry = try await library.find(title)
+            let entry = (url: try await library.locate(title), ())
             var added: [String: FileWrapper] = [:]
             for file in files {
                 let url = URL(fileURLWithPath: file)

@@ -25,9 +25,10 @@ struct Conflicts: AsyncParsableCommand {
         try await runReportingErrors {
             let library = try options.adoptedLibrary
             var found: [NoteConflicts] = []
-            for url in try library.packageURLs() {
+            for (url, known) in try await library.notesThatMayHaveConflicts() {
                 // A note that can't be read may still have conflict versions: name it by its package.
-                let title = (try? await library.open(url))?.content.title ?? url.deletingPathExtension().lastPathComponent
+                var title = url.deletingPathExtension().lastPathComponent
+                if let known { title = known } else if let read = try? await library.open(url) { title = read.content.title }
                 let conflicts = try library.versions(of: url, title: title).unresolvedConflicts
                 if !conflicts.isEmpty {
                     found.append(NoteConflicts(title: title, package: url.lastPathComponent, conflicts: conflicts.map(VersionSummary.init)))

@@ -42,9 +42,8 @@ struct Edit: AsyncParsableCommand {
         try await runReportingErrors {
             let library = try options.writableLibrary
             try checkTagsAreSupported(addedTags + removedTags, by: library)
-            let entry = try await library.find(title)
             if editor {
-                try await EditorSession(library: library, url: entry.url, title: title).run()
+                try await EditorSession(library: library, url: try await library.find(title).url, title: title).run()
                 return
             }
             let body = set.map(text(from:))
@@ -57,9 +56,10 @@ struct Edit: AsyncParsableCommand {
                 note.tags.removeAll(where: removed.contains)
             }
             if let milliseconds = autosaveElsewhereAfter {
-                try await Self.editWithoutSaving(entry.document, milliseconds: milliseconds, change)
+                try await Self.editWithoutSaving(try await library.find(title).document, milliseconds: milliseconds, change)
             }
-            _ = try await library.edit(entry.url, title: title, change)
+            // Found without opening it: the edit's coordinated read is the only one.
+            _ = try await library.edit(try await library.locate(title), title: title, change)
         }
     }
 }

@@ -30,6 +30,7 @@ struct Remove: AsyncParsableCommand {
                     throw NotesError(error, note: title)
                 }
             }
+            await library.noteChanges(at: [entry.url])
             print("Removed \(entry.document == nil ? entry.name : "“\(entry.title)”"); its last state is kept as version \(kept.persistentIdentifier).")
         }
     }
@@ -47,8 +48,7 @@ struct Move: AsyncParsableCommand {
             guard !trimmed.isEmpty else { throw NotesError(.usage, "a note needs a title") }
             let library = try options.writableLibrary
             let entry = try await library.find(title)
-            let others = try await library.entries()
-            if others.contains(where: { $0.note.title == trimmed && $0.url != entry.url }) {
+            if await library.existingNote(titled: trimmed, excluding: entry.url) != nil {
                 throw NotesError(.cantCreate, "“\(trimmed)”: a note with this title exists already")
             }
             // The title lives in the manifest: save it first, then give the package its new name,
@@ -66,6 +66,7 @@ struct Move: AsyncParsableCommand {
                     }
                 }
             }
+            await library.noteChanges(at: [entry.url, destination])
             print("Renamed “\(title)” to “\(trimmed)”")
         }
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import DocumentKit
 import Foundation
+import Synchronization
 
 /// One line of `notes watch --json`.
 struct WatchLine: Encodable {
@@ -24,8 +25,12 @@ struct Watch: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             let library = try options.adoptedLibrary
+            if title == nil, let index = library.index {
+                try await watchIndex(index, of: library)
+                return
+            }
             var titles: [String: String] = [:]
-            for entry in try await library.entries() { titles[entry.url.standardizedFileURL.path] = entry.note.title }
+            for note in try await library.listedNotes(problem: { _, _ in }) { titles[note.url.standardizedFileURL.path] = note.title }
             let watched: URL
             var document: NoteDocument?
             if let title {
@@ -44,6 +49,64 @@ struct Watch: AsyncParsableCommand {
             try? await document?.close(discardingChanges: true)
             await documentLines?.value
         }
+    }
+
+    /// Watches the whole library through its index: a line for every note added, removed,
+    /// changed or moved in the index's update batches. The library folder's events only tell
+    /// the index to look again (a live index needs no telling; one that isn't yet does).
+    private func watchIndex(_ index: DocumentIndex, of library: NotesLibrary) async throws {
+        try library.requireFolder()
+        let events = library.coordinator.namespace.events(for: library.url)
+        var batches = index.updates().makeAsyncIterator()
+        _ = try await batches.next()  // the gathering batch: the notes as they are now
+        // A save is a burst of events (the swap, the version store): the index looks again once
+        // the burst is over, so that one change gives one line.
+        let count = EventCount()
+        let counting = Task { for await _ in events { count.add() } }
+        let nudges = Task {
+            var refreshed: UInt64 = 0
+            var previous: UInt64 = 0
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(60))
+                let now = count.value
+                if now != refreshed && now == previous {
+                    refreshed = now
+                    _ = try? await index.refresh()
+                }
+                previous = now
+            }
+        }
+        defer {
+            counting.cancel()
+            nudges.cancel()
+        }
+        FileHandle.standardError.write(Data("notes: watching \(library.url.path) (Ctrl-C to stop)\n".utf8))
+        while let batch = try await batches.next() {
+            for line in Self.lines(for: batch) { Self.emit(line, json: json) }
+        }
+    }
+
+    /// The lines of an index batch, in the events' words: appeared, deleted, changed, moved.
+    static func lines(for batch: IndexBatch) -> [WatchLine] {
+        var lines: [WatchLine] = []
+        for entry in batch.removed where NotesLibrary.isNote(entry) {
+            lines.append(WatchLine(event: "deleted", title: entry.key, path: entry.url.path, from: nil))
+        }
+        for move in batch.moved {
+            switch (NotesLibrary.isNote(move.from), NotesLibrary.isNote(move.to)) {
+            case (true, true): lines.append(WatchLine(event: "moved", title: move.to.key, path: move.to.url.path, from: move.from.url.path))
+            case (false, true): lines.append(WatchLine(event: "appeared", title: move.to.key, path: move.to.url.path, from: nil))
+            case (true, false): lines.append(WatchLine(event: "deleted", title: move.from.key, path: move.from.url.path, from: nil))
+            case (false, false): break
+            }
+        }
+        for entry in batch.added where NotesLibrary.isNote(entry) {
+            lines.append(WatchLine(event: "appeared", title: entry.key, path: entry.url.path, from: nil))
+        }
+        for entry in batch.changed where NotesLibrary.isNote(entry) {
+            lines.append(WatchLine(event: "changed", title: entry.key, path: entry.url.path, from: nil))
+        }
+        return lines
     }
 
     /// The line for an event, keeping `titles` up to date; nil for things that are not notes.
@@ -113,4 +176,11 @@ struct Watch: AsyncParsableCommand {
         // Unbuffered, so that a pipe sees each line at once.
         FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
+}
+
+/// How many events the library folder gave: `watch` looks again when it stops growing.
+private final class EventCount: Sendable {
+    private let count = Mutex<UInt64>(0)
+    func add() { count.withLock { $0 += 1 } }
+    var value: UInt64 { count.withLock { $0 } }
 }

@@ -60,13 +60,17 @@ extension NotesLibrary {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue else { return }
         do throws(DocumentKitError) {
-            let adopted = try store.adoptConflictCopies(in: url)
-            for (item, versions) in Dictionary(grouping: adopted, by: { $0.itemURL.lastPathComponent }).sorted(by: { $0.key < $1.key }) {
-                let count = versions.count == 1 ? "a conflict version" : "\(versions.count) conflict versions"
-                warn("\(item): a sync engine's conflict copies became \(count) (`notes conflicts` lists them)")
-            }
+            report(try store.adoptConflictCopies(in: url))
         } catch {
             warn("warning: sync engines' conflict copies could not be adopted: \(error)")
+        }
+    }
+
+    /// Says on stderr which notes' conflict copies were adopted.
+    func report(_ adopted: [FileVersion]) {
+        for (item, versions) in Dictionary(grouping: adopted, by: { $0.itemURL.lastPathComponent }).sorted(by: { $0.key < $1.key }) {
+            let count = versions.count == 1 ? "a conflict version" : "\(versions.count) conflict versions"
+            warn("\(item): a sync engine's conflict copies became \(count) (`notes conflicts` lists them)")
         }
     }
 

@@ -11,15 +11,22 @@ struct NotesLibrary {
     /// The library's version store (`.documentkit-versions` in the library folder): the notes'
     /// previous versions and conflict versions.
     var store: VersionStore
+    /// The library's document index (see `NotesLibrary+Index.swift`); nil with `NOTES_INDEX=off`.
+    let index: DocumentIndex?
+    /// Whether the sync engines' conflict copies among what the index finds changed are adopted
+    /// (set by `LibraryOptions.adoptedLibrary` for a library that can be written).
+    var adoptsConflictCopies = false
 
     /// The library at `url`; `syncEngines`: the sync engines it lives under, whose conflict copies are adopted.
+    /// `persistentIndex`: false for a command that adopts no copies (see `LibraryOptions.notesLibrary`).
     init(
         url: URL, coordinator: FileCoordinator, readerVersion: Int = NoteFormat.currentVersion,
-        syncEngines: Set<ConflictCopyName.Engine> = ConflictCopyName.Engine.all
+        syncEngines: Set<ConflictCopyName.Engine> = ConflictCopyName.Engine.all, persistentIndex: Bool = true
     ) {
         self.url = url
         self.coordinator = coordinator
         self.readerVersion = readerVersion
+        self.index = Self.makeIndex(of: url, readerVersion: readerVersion, persistent: persistentIndex)
         self.store = VersionStore(
             libraryURL: url, coordinator: coordinator, manifestName: NoteFormat.manifestName, syncEngines: syncEngines)
     }
@@ -113,11 +120,7 @@ struct NotesLibrary {
 
     /// The packages in the library, sorted by name, after completing interrupted saves.
     func packageURLs() throws -> [URL] {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
-            throw NotesError(.noSuchNote, "no library at \(url.path) (run `notes init` to create it)", path: url.path)
-        }
-        guard isDirectory.boolValue else { throw Self.notAFolder(url) }
+        try requireFolder()
         // A note whose save was cut off between the two renames of the fallback swap exists only
         // under hidden names until recovery completes it: run it before every listing.
         do { try FileItem.completeInterruptedSaves(inFolderAt: url) } catch { warn("\(error)") }
@@ -127,6 +130,15 @@ struct NotesLibrary {
         }
         return names.filter { !$0.hasPrefix(".") && $0.hasSuffix("." + NoteFormat.packageExtension) }.sorted()
             .map { url.appendingPathComponent($0, isDirectory: true) }
+    }
+
+    /// Throws, with exit status 66, if there is no library folder (73 if it is a file).
+    func requireFolder() throws {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
+            throw NotesError(.noSuchNote, "no library at \(url.path) (run `notes init` to create it)", path: url.path)
+        }
+        guard isDirectory.boolValue else { throw Self.notAFolder(url) }
     }
 
     /// Every readable note; unreadable ones are reported through `problem`.
@@ -144,37 +156,6 @@ struct NotesLibrary {
         return result
     }
 
-    /// What a lookup of `title` found: a note that reads, or a package that doesn't (a damaged
-    /// manifest, members that don't match it), with why.
-    enum Lookup {
-        case note(Entry)
-        case unreadable(URL, DocumentKitError)
-    }
-
-    /// The note whose title is `title` (exactly, else ignoring case; a symbolic link to a note is
-    /// that note), or whose package name is `title` (`Trip` → `trip.note`); else a package that
-    /// can't be read with that package name or with that title in its manifest.
-    func lookUp(_ title: String) async throws -> Lookup {
-        var failures: [(URL, DocumentKitError)] = []
-        let all = try await entries(problem: { failures.append(($0, $1)) })
-        let exact = all.filter { $0.note.title == title }
-        let matches = exact.isEmpty ? all.filter { $0.note.title.lowercased() == title.lowercased() } : exact
-        if matches.count == 1 { return .note(matches[0]) }
-        // A symbolic link to a note in the library (an alias) is that note, not another with its title.
-        let real = matches.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: $0.url.path)) == nil }
-        if real.count == 1, Set(matches.map { $0.url.resolvingSymlinksInPath().path }).count == 1 { return .note(real[0]) }
-        if matches.count > 1 { throw Self.ambiguity(title, matches) }
-        let byName = Self.packageName(for: title)
-        if let entry = all.first(where: { $0.url.lastPathComponent == byName }) { return .note(entry) }
-        if let failure = failures.first(where: { $0.0.lastPathComponent == byName })
-            ?? failures.first(where: { Self.manifest(ofPackageAt: $0.0)?.additionalFields["title"]?.stringValue == title })
-        {
-            return .unreadable(failure.0, failure.1)
-        }
-        let unread = failures.isEmpty ? "" : " (\(failures.count) of its notes could not be read: `notes check` says why)"
-        throw NotesError(.noSuchNote, "“\(title)”: no such note in \(url.path)\(unread)")
-    }
-
     /// The note `title` names (see ``lookUp(_:)``); a package that can't be read is an error saying why.
     func find(_ title: String) async throws -> Entry {
         switch try await lookUp(title) {
@@ -186,11 +167,11 @@ struct NotesLibrary {
     /// The error of a lookup of `title` that matched several notes: their paths, and how to name
     /// one (by its package) or tell them apart (rename one; a copy sharing the original's
     /// document identifier gets one of its own from `notes check --fix`).
-    static func ambiguity(_ title: String, _ matches: [Entry]) -> NotesError {
+    static func ambiguity(_ title: String, _ matches: [Candidate]) -> NotesError {
         var message = "“\(title)”: \(matches.count) notes have this title: \(matches.map(\.url.path).joined(separator: ", ")). "
             + "Name one by its package (`notes show \(matches[1].url.lastPathComponent)`), or rename one "
             + "(`notes mv \(matches[1].url.lastPathComponent) \"NEW TITLE\"`)."
-        if Set(matches.map(\.note.documentIdentifier)).count < matches.count {
+        if Set(matches.map(\.documentIdentifier)).count < matches.count {
             message += " Some are copies of one note (they share its document identifier): `notes check --fix` gives each copy one of its own."
         }
         return NotesError(.badData, message)
@@ -267,7 +248,13 @@ struct NotesLibrary {
     /// The packages `title` names (by title or package name, readable or not), or every package
     /// when `title` is nil: what `check` and `migrate` work on.
     func select(_ title: String?) async throws -> [URL] {
-        guard let title else { return try packageURLs() }
+        guard let title else {
+            guard index != nil else { return try packageURLs() }
+            try requireFolder()
+            do { try FileItem.completeInterruptedSaves(inFolderAt: url) } catch { warn("\(error)") }
+            await refreshIndex(full: true)
+            return await indexedNotes().map(\.url)
+        }
         do { return [try await find(title).url] } catch {
             let byName = Self.packageName(for: title)
             if let url = try packageURLs().first(where: { $0.lastPathComponent == byName }) { return [url] }
@@ -302,7 +289,9 @@ struct NotesLibrary {
                 }
             }
             switch outcome {
-            case .edited(let note): return note
+            case .edited(let note):
+                await noteChanges(at: [target])
+                return note
             case .moved(let place): target = place
             }
         }
@@ -335,8 +324,23 @@ struct NotesLibrary {
     /// is listed again (a note that appeared meanwhile means: take it in, and try again), the
     /// titles are read, and the note is written under a hidden name and renamed into place
     /// without replacing anything.
+    ///
+    /// With the index, only the write of the slug's package is taken: under it, the index's
+    /// listing is brought up to date and the notes it lists under the title (and the packages
+    /// named after the slug) are opened to check their titles; no other note is read.
     func create(_ note: Note) async throws -> URL {
         let lock = url.appendingPathComponent(Self.slug(for: note.title) + "." + NoteFormat.packageExtension, isDirectory: true)
+        if index != nil {
+            try requireFolder()
+            let created: URL = try await coordinator.coordinate(with: [.writingIntent(with: lock)]) { _ in
+                if let existing = await existingNote(titled: note.title) {
+                    throw NotesError(.cantCreate, "“\(note.title)”: a note titled “\(note.title)” exists already (\(existing.path))")
+                }
+                return try await write(note, at: newPackageURL(for: note.title))
+            }
+            await noteChanges(at: [created])
+            return created
+        }
         for _ in 0..<Self.creationAttempts {
             let listed = try packageURLs()
             let intents = listed.map { FileAccessIntent.readingIntent(with: $0) } + [.writingIntent(with: lock)]

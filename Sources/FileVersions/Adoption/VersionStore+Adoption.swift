@@ -32,9 +32,22 @@ extension VersionStore {
         do { names = try FileManager.default.contentsOfDirectory(atPath: folder.path) } catch {
             throw DocumentKitError(.notFound, operation: .read, path: folder.path, detail: "Can't list the folder: \(error.localizedDescription)")
         }
+        return adoptConflictCopies(in: folder, names: names, leavingCopiesInPlace: leavingCopiesInPlace)
+    }
+
+    /// Adopts the conflict copies among the items `names` of `folder` only, as
+    /// ``adoptConflictCopies(in:leavingCopiesInPlace:)`` does for every item: each name that is a
+    /// copy of a sibling document, and the copies of members inside each named package. For an
+    /// app that knows what changed since its last look (a document index), so that it doesn't
+    /// walk every package of a library. A name that isn't there is skipped.
+    ///
+    /// - Returns: The versions adopted.
+    @discardableResult
+    public func adoptConflictCopies(in folder: URL, names: [String], leavingCopiesInPlace: Bool = false) -> [FileVersion] {
         var adopted: [FileVersion] = []
-        for name in names.sorted() where name != Self.folderName && !ConflictCopyName.isEngineTemporary(name) {
+        for name in Set(names).sorted() where name != Self.folderName && !ConflictCopyName.isEngineTemporary(name) && !name.contains("/") {
             let url = folder.appendingPathComponent(name)
+            guard kind(of: url) != nil else { continue }
             if let copy = itemCopy(named: name, in: folder) {
                 do throws(DocumentKitError) {
                     adopted.append(try adoptItemCopy(copy, at: url, item: folder.appendingPathComponent(copy.originalName), leavingInPlace: leavingCopiesInPlace))
