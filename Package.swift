@@ -128,6 +128,8 @@ let package = Package(
             dependencies: ["DocumentKit", "RaceTestSupport"],
             path: "Tests/CoordinationChild"
         ),
+        // A child process for the digest cache tests: verifies packages, recording digests.
+        .executableTarget(name: "dk-digest-child", dependencies: ["DocumentKit"], path: "Tests/DigestChild"),
         // The document two processes race to save (the child and ConcurrentVersionedSaveTests).
         .target(name: "RaceTestSupport", dependencies: ["DocumentKit"], path: "Tests/RaceTestSupport"),
         // The states the crash child saves and the crash test checks.
@@ -158,7 +160,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DocumentIndexingTests",
-            dependencies: ["DocumentKit", "DocumentIndexing", "DocumentKitTesting"]
+            dependencies: ["DocumentKit", "DocumentIndexing", "DocumentKitTesting", "dk-digest-child"]
         ),
         .testTarget(
             name: "NotesTests",

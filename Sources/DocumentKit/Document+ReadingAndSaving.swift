@@ -60,13 +60,14 @@ extension Document {
     func readItem(at requested: URL) throws(DocumentKitError) -> Reading {
         let format = self.format
         let settlePeriod = packageSettlePeriod
+        let digestCache = memberDigestCache
         return try coordinated(writing: false, at: requested) { (granted: URL) throws(DocumentKitError) in
             let url = Self.itemLocation(requested: requested, granted: granted)
             // Conflict copies a sync engine left inside a package are not part of it.
             var tree = try FileWrapper(contentsOf: url, fileSystem: self.saveOptions.fileSystem).withoutConflictCopies(
                 manifestName: format?.manifestName, engines: self.versionStore?.syncEngines ?? ConflictCopyName.Engine.all)
             let base = self.baseOfItem(at: url)
-            var hasher = MemberHasher()
+            var hasher = MemberHasher(digestCache: digestCache)
             var manifested: ManifestedPackage.Opened?
             if let format {
                 let opened = try ManifestedPackage.open(tree, format: format, path: url.path, hasher: &hasher, settlePeriod: settlePeriod)
