@@ -70,8 +70,10 @@ struct LargePackageBench: Benchmark {
                 work.syncFileSystem()
             }
             progress("docbench large-package: the raw save floor of \(count + 2) files")
+            let floorWork = try WorkDirectory(base: work.path, keep: false)
+            defer { floorWork.remove() }
             let floor = try PackageBench(
-                count: count + 2, size: 1024, iterations: rounds, copyIterations: 1, variants: [.floor], work: work
+                count: count + 2, size: 1024, iterations: rounds, copyIterations: 1, variants: [.floor], work: floorWork
             ).run()
             row.saveFloor = floor.totals[.floor]?.median ?? 0
             result.rows.append(row)

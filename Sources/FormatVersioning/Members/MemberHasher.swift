@@ -112,8 +112,11 @@ public struct MemberHasher: Sendable {
                 known: Dictionary(
                     cache.digests(forPackageAt: packagePath).map { (FileKey($0.identity), $0) }, uniquingKeysWith: { a, _ in a }))
         }
+        // One walk of the tree finds every member by path (not a path lookup per member).
+        let files = Self.regularFiles(in: package, manifestName: manifestName)
+        let byPath = Dictionary(files.map { ($0.path, $0.member) }, uniquingKeysWith: { first, _ in first })
         for (path, record) in members {
-            guard let member = package.fileWrapper(atPath: path) else {
+            guard let member = byPath[path] ?? package.fileWrapper(atPath: path) else {
                 verification.missingMembers.append(path)
                 continue
             }
@@ -136,8 +139,7 @@ public struct MemberHasher: Sendable {
                 verification.mismatchedMembers.append(path)
             }
         }
-        verification.unlistedMembers = Self.regularFiles(in: package, manifestName: manifestName)
-            .map(\.path).filter { members[$0] == nil }.sorted()
+        verification.unlistedMembers = files.map(\.path).filter { members[$0] == nil }.sorted()
         verification.missingMembers.sort()
         verification.mismatchedMembers.sort()
         digests = found
