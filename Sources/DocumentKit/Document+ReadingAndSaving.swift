@@ -239,7 +239,13 @@ extension Document {
                         return (saved, conflict, base, place)
                     }
                     previous = saved
-                    if let members = manifest?.members { hasher.rememberDigests(of: saved, members: members) }
+                    if let members = manifest?.members {
+                        hasher.rememberDigests(of: saved, members: members)
+                        // The save's links changed the members' change times: the next process
+                        // finds them in the digest cache by their new identities (a cache, not a
+                        // step of the save: its calls are not the save's, nor its faults).
+                        hasher.recordSavedDigests(ofPackageAt: place.path, members: members, using: .live)
+                    }
                     self.state.withLock { state in
                         state.tree = previous
                         state.manifest = manifest

@@ -100,4 +100,29 @@ struct DigestCacheTests {
         #expect(result.verification.isComplete)
         #expect(result.hashed == 4)
     }
+
+    @Test("after a save, the next process reads no member the save linked: their new change times are recorded")
+    func savedPackageRecorded() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.appending("Saved.test")
+        try DigestFixture.makePackage(at: url, count: 200)
+        let cache = PersistentMemberDigestCache(folderURL: directory.appending("cache"))
+        // Opened (and checked) as a document does, then a save of one changed member.
+        var tree = try FileWrapper(contentsOf: url)
+        var manifest = try DocumentManifest(package: tree, manifestName: DigestFixture.format.manifestName, packagePath: url.path)
+        var hasher = MemberHasher(digestCache: cache)
+        #expect(try hasher.verify(tree, against: manifest, manifestName: DigestFixture.format.manifestName, packagePath: url.path).isComplete)
+        tree["m00000.txt"] = FileWrapper(regularFileWithContents: Data("changed\n".utf8))
+        manifest.members = try hasher.memberRecords(
+            of: tree, manifestName: DigestFixture.format.manifestName, previous: manifest.members, packagePath: url.path)
+        tree[DigestFixture.format.manifestName] = FileWrapper(regularFileWithContents: try manifest.jsonData())
+        let saved = try tree.write(to: url, options: SaveOptions(durability: .consistent))
+        hasher.rememberDigests(of: saved, members: manifest.members ?? [:])
+        DigestFixture.waitUntilOld()
+        hasher.recordSavedDigests(ofPackageAt: url.path, members: manifest.members ?? [:])
+
+        let next = try DigestFixture.verify(url, cache: PersistentMemberDigestCache(folderURL: directory.appending("cache")))
+        #expect(next.verification.isComplete)
+        #expect(next.hashed == 0)
+    }
 }

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import DocumentKitSystem
 import FilePackages
 import Foundation
@@ -159,6 +164,49 @@ public struct MemberHasher: Sendable {
             }
             digests[FileKey(identity)] = Digest(identity: identity, size: record.size, sha256: record.sha256)
         }
+    }
+
+    /// After a save: records in ``digestCache`` the members of the package now at `packagePath`
+    /// whose digests this hasher knows (call ``rememberDigests(of:members:)`` first), with their
+    /// files' identities as they are now. A save's hard links change every member's change time,
+    /// so without this the next process would hash the whole package again. A member whose
+    /// size, modification time or digest is not the one known, or whose times are not older than
+    /// this moment by the margin (see ``CachedMemberDigest/isTrusted``), is not recorded.
+    ///
+    /// What this can miss beyond the cache's own rule: a member rewritten in place *and* given
+    /// its old modification time back between the check that gave its digest and the save's
+    /// link, whose change time the link then overwrote.
+    public func recordSavedDigests(
+        ofPackageAt packagePath: String, members: [String: MemberRecord], using fileSystem: FileSystem = .live
+    ) {
+        guard let digestCache else { return }
+        let referenceTime = DigestClock.now()
+        let root: CInt
+        do { root = try fileSystem.open(packagePath, in: AT_FDCWD, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW) } catch { return }
+        var folders: [ArraySlice<Substring>: CInt] = [[]: root]
+        defer { for fd in folders.values { try? fileSystem.close(fd, name: packagePath) } }
+        var recorded: [CachedMemberDigest] = []
+        recorded.reserveCapacity(members.count)
+        for (path, record) in members {
+            let components = path.split(separator: "/")
+            guard let name = components.last else { continue }
+            let parent = components.dropLast()
+            var folder = folders[parent]
+            if folder == nil {
+                folder = try? openDirectory(parent.map(String.init)[...], from: root, using: fileSystem)
+                if let folder { folders[parent] = folder }
+            }
+            guard let folder, let status = try? fileSystem.status(of: String(name), in: folder), status.kind == .regular else {
+                continue
+            }
+            let identity = status.identity
+            guard let known = digests[FileKey(identity)], known.size == record.size, known.sha256 == record.sha256,
+                known.identity.size == identity.size, known.identity.modificationTime == identity.modificationTime
+            else { continue }
+            let entry = CachedMemberDigest(identity: identity, sha256: record.sha256, referenceTime: referenceTime)
+            if entry.isTrusted { recorded.append(entry) }
+        }
+        digestCache.record(recorded, forPackageAt: packagePath)
     }
 
     /// The size and digest of a regular-file member, known by its identity or read and hashed.
