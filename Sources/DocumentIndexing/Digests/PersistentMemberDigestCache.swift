@@ -40,6 +40,8 @@ public final class PersistentMemberDigestCache: MemberDigestCache {
         var database: DatabaseQueue?
         var folder: PrivateFolder?
         var notices: [String] = []
+        /// The file was busy, not damaged: never moved aside.
+        var keepsFile = false
     }
 
     /// A cache in the folder at `folderURL` (created `0700` if missing, and refused if another
@@ -158,6 +160,7 @@ public final class PersistentMemberDigestCache: MemberDigestCache {
             state.database = database
             return
         }
+        if state.keepsFile { return }
         // Damaged, foreign or newer: moved aside, rebuilt once.
         moveAside(path, folder: folder, &state)
         state.database = connect(path, &state)
@@ -185,6 +188,13 @@ public final class PersistentMemberDigestCache: MemberDigestCache {
             }
             return database
         } catch {
+            let code = (error as? DatabaseError)?.resultCode
+            if code == .SQLITE_BUSY || code == .SQLITE_LOCKED {
+                // Held by other processes past the timeout: not damaged, just not for this process.
+                state.keepsFile = true
+                notice("The member digest cache “\(path)” stayed busy (\(error)); packages are hashed at each open.", &state)
+                return nil
+            }
             notice("The member digest cache “\(path)” can't be read (\(error)): it is moved aside and rebuilt.", &state)
             return nil
         }
