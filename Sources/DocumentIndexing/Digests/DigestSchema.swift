@@ -21,6 +21,12 @@ enum DigestSchema {
     /// Checks the file's schema, making it in a new file; returns what is wrong with a file that
     /// is foreign or newer, nil if it is usable.
     static func prepare(_ db: Database) throws -> String? {
+        // The usual case, a file made before, is only read: no write lock at each process start.
+        if try Int32.fetchOne(db, sql: "PRAGMA application_id") == applicationID,
+            try Int32.fetchOne(db, sql: "PRAGMA user_version") == version, try db.tableExists("package")
+        {
+            return nil
+        }
         var problem: String?
         try db.inTransaction(.immediate) {
             let application = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
