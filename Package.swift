@@ -128,6 +128,8 @@ let package = Package(
             dependencies: ["DocumentKit", "RaceTestSupport"],
             path: "Tests/CoordinationChild"
         ),
+        // A child process for the digest cache tests: verifies packages, recording digests.
+        .executableTarget(name: "dk-digest-child", dependencies: ["DocumentKit"], path: "Tests/DigestChild"),
         // The document two processes race to save (the child and ConcurrentVersionedSaveTests).
         .target(name: "RaceTestSupport", dependencies: ["DocumentKit"], path: "Tests/RaceTestSupport"),
         // The states the crash child saves and the crash test checks.
@@ -161,7 +163,7 @@ let package = Package(
         .testTarget(
             name: "DocumentIndexingTests",
             // `notes`: the live tests change a library with real notes processes.
-            dependencies: ["DocumentKit", "DocumentIndexing", "DocumentKitTesting", "dk-index-child", "notes"]
+            dependencies: ["DocumentKit", "DocumentIndexing", "DocumentKitTesting", "dk-index-child", "dk-digest-child", "notes"]
         ),
         .testTarget(
             name: "NotesTests",

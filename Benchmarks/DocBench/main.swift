@@ -17,6 +17,9 @@ let usage = """
       versions    disk and time of 100 saves of the package with every version kept vs none
       library     notes commands on libraries of 1 to 100,000 notes, and list --json vs reading
                   every manifest (not part of `all`: minutes to hours; see Benchmarks/README.md)
+      large-package  a note of 100, 1,000, 10,000 attachments opened in a new process with the
+                  member digest cache warm vs fstat of every member; a body edit vs the raw
+                  save floor; a 200 MB member opened with the cache cold and warm
       all    all of them
 
     options:
@@ -80,7 +83,8 @@ func parse(_ arguments: [String]) -> Options {
         case "save" where options.command.isEmpty, "file" where options.command.isEmpty, "all" where options.command.isEmpty,
             "coordinate" where options.command.isEmpty, "notify" where options.command.isEmpty,
             "roundtrip" where options.command.isEmpty, "presenters" where options.command.isEmpty,
-            "versions" where options.command.isEmpty, "library" where options.command.isEmpty:
+            "versions" where options.command.isEmpty, "library" where options.command.isEmpty,
+            "large-package" where options.command.isEmpty:
             options.command = argument
         case "-i", "--iterations": options.iterations = number(argument, minimum: 1)
         case "--file-iterations": options.fileIterations = number(argument, minimum: 1)
@@ -126,6 +130,10 @@ if CommandLine.arguments.count >= 4, CommandLine.arguments[1] == "--presenter" {
     RoundTripBench.presenterProcess(namespace: CommandLine.arguments[2], file: CommandLine.arguments[3])
 }
 
+if CommandLine.arguments.count >= 4, CommandLine.arguments[1] == "--large-open" {
+    LargePackageBench.openChild(CommandLine.arguments[2], cache: CommandLine.arguments[3])
+}
+
 let options = parse(Array(CommandLine.arguments.dropFirst()))
 let work: WorkDirectory
 do { work = try WorkDirectory(base: options.workDirectory, keep: options.keep) } catch { fail("\(error)", status: 73) }
@@ -166,6 +174,9 @@ do {
     }
     if wants("coordinate") {
         try measure(CoordinationBench(rounds: options.command == "coordinate" ? options.iterations ?? 21 : 21, work: work))
+    }
+    if options.command == "large-package" {
+        try measure(LargePackageBench(sizes: [100, 1_000, 10_000], rounds: options.iterations ?? 5, largeBytes: 200 << 20, work: work))
     }
     if wants("versions") {
         try measure(VersionsBench(

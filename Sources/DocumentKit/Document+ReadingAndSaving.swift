@@ -60,13 +60,14 @@ extension Document {
     func readItem(at requested: URL) throws(DocumentKitError) -> Reading {
         let format = self.format
         let settlePeriod = packageSettlePeriod
+        let digestCache = memberDigestCache
         return try coordinated(writing: false, at: requested) { (granted: URL) throws(DocumentKitError) in
             let url = Self.itemLocation(requested: requested, granted: granted)
             // Conflict copies a sync engine left inside a package are not part of it.
             var tree = try FileWrapper(contentsOf: url, fileSystem: self.saveOptions.fileSystem).withoutConflictCopies(
                 manifestName: format?.manifestName, engines: self.versionStore?.syncEngines ?? ConflictCopyName.Engine.all)
             let base = self.baseOfItem(at: url)
-            var hasher = MemberHasher()
+            var hasher = MemberHasher(digestCache: digestCache)
             var manifested: ManifestedPackage.Opened?
             if let format {
                 let opened = try ManifestedPackage.open(tree, format: format, path: url.path, hasher: &hasher, settlePeriod: settlePeriod)
@@ -238,7 +239,13 @@ extension Document {
                         return (saved, conflict, base, place)
                     }
                     previous = saved
-                    if let members = manifest?.members { hasher.rememberDigests(of: saved, members: members) }
+                    if let members = manifest?.members {
+                        hasher.rememberDigests(of: saved, members: members)
+                        // The save's links changed the members' change times: the next process
+                        // finds them in the digest cache by their new identities (a cache, not a
+                        // step of the save: its calls are not the save's, nor its faults).
+                        hasher.recordSavedDigests(ofPackageAt: place.path, members: members, using: .live)
+                    }
                     self.state.withLock { state in
                         state.tree = previous
                         state.manifest = manifest

@@ -104,6 +104,7 @@ open class Document<Content: Sendable>: @unchecked Sendable {
         var base: ItemState?
         var lastConflictVersion: FileVersion?
         var packageSettlePeriod = PackageVerification.defaultSettlePeriod
+        var memberDigestCache: (any MemberDigestCache)? = PersistentMemberDigestCache.shared
         /// Whether the first save in place looked for another live item with the document's identifier.
         var checkedIdentity = false
         /// The identifier this document was given instead of the one of the document it is a
@@ -343,6 +344,16 @@ open class Document<Content: Sendable>: @unchecked Sendable {
     public var packageSettlePeriod: Duration {
         get { state.withLock { $0.packageSettlePeriod } }
         set { state.withLock { $0.packageSettlePeriod = newValue } }
+    }
+
+    /// Where opening the document looks up the digests of package members it checked before,
+    /// in this process or another: a member whose file is unchanged (same device, inode, size,
+    /// modification and change times) and older than its digest is not read again. The default
+    /// is the user's cache (``/DocumentIndexing/PersistentMemberDigestCache/shared``); nil
+    /// hashes every member at each open. See <doc:FormatVersioning>.
+    public var memberDigestCache: (any MemberDigestCache)? {
+        get { state.withLock { $0.memberDigestCache } }
+        set { state.withLock { $0.memberDigestCache = newValue } }
     }
 
     /// The unresolved conflict version the last save made, if the item on disk was no longer

@@ -144,15 +144,12 @@ package final class LazyFileContents: Sendable {
         func fail(_ errno: Errno, _ step: String) -> DocumentKitError {
             DocumentKitError(errno, operation: .read, path: path, step: step)
         }
-        let directory: CInt
-        do { directory = try origin.openParentDirectory(using: fileSystem) } catch {
-            throw fail(error, "opening the folder that holds it")
-        }
-        defer { Glibc.close(directory) }
+        // The folder is opened once per tree (kept by its root), not once per member.
         let fd: CInt
         do {
-            fd = try fileSystem.open(
-                origin.components.last!, in: directory, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+            fd = try origin.withParentDirectory(using: fileSystem) { directory throws(Errno) in
+                try fileSystem.open(origin.components.last!, in: directory, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+            }
         } catch { throw fail(error, "opening it") }
         let status: FileStatus
         do { status = try fileSystem.status(of: fd, name: path) } catch {

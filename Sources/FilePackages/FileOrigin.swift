@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import DocumentKitSystem
+import Synchronization
 import SystemPackage
 
 /// The directory a tree was read from, kept open so that members can be read lazily and
@@ -29,6 +30,30 @@ package final class TreeRoot: Sendable {
         self.path = path
         self.isPackage = isPackage
     }
+
+    /// The folders below the root opened so far, by their names from the root: each is opened
+    /// once (walking down without following links), not once per member read.
+    private let folders = Mutex<[ArraySlice<String>: Descriptor]>([:])
+    /// At most this many folders are kept open; members of others open their folder each time.
+    private static let keptFolderLimit = 64
+
+    /// Calls `body` with the open folder `components` below the root. The folder is opened
+    /// once and kept (up to 64 folders; beyond, it is opened and closed around `body`).
+    package func withFolder<T>(
+        _ components: ArraySlice<String>, using fileSystem: FileSystem, _ body: (CInt) throws(Errno) -> T
+    ) throws(Errno) -> T {
+        if components.isEmpty { return try body(directory.rawValue) }
+        if let kept = folders.withLock({ $0[components] }) { return try body(kept.rawValue) }
+        let descriptor = Descriptor(owning: try openDirectory(components, from: directory.rawValue, using: fileSystem))
+        let kept = folders.withLock { folders -> Descriptor? in
+            if let other = folders[components] { return other }
+            guard folders.count < Self.keptFolderLimit else { return nil }
+            folders[components] = descriptor
+            return descriptor
+        }
+        // The descriptor used is kept by the root, or (not kept) lives until `body` returns.
+        return try withExtendedLifetime(descriptor) { () throws(Errno) -> T in try body((kept ?? descriptor).rawValue) }
+    }
 }
 
 /// Where a regular file's contents came from: the root it was read through, its path inside
@@ -52,9 +77,19 @@ package struct FileOrigin: Sendable {
     package var displayPath: String { root.path == "/" ? "/" + relativePath : root.path + "/" + relativePath }
 
     /// Opens the directory that holds the file, walking down from the root without following
-    /// any symbolic link. The caller owns the returned descriptor.
+    /// any symbolic link (once per folder: see ``parentDirectory(using:)``). The caller owns the
+    /// returned descriptor.
     package func openParentDirectory(using fileSystem: FileSystem) throws(Errno) -> CInt {
-        try openDirectory(components.dropLast(), from: root.directory.rawValue, using: fileSystem)
+        try withParentDirectory(using: fileSystem) { directory throws(Errno) in
+            try fileSystem.open(".", in: directory, flags: O_RDONLY | O_DIRECTORY)
+        }
+    }
+
+    /// Calls `body` with the directory that holds the file, opened once per folder of the tree
+    /// and kept by the root (`body` must not close it): reading 10,000 members of one folder
+    /// opens it once, not 10,000 times.
+    package func withParentDirectory<T>(using fileSystem: FileSystem, _ body: (CInt) throws(Errno) -> T) throws(Errno) -> T {
+        try root.withFolder(components.dropLast(), using: fileSystem, body)
     }
 }
 

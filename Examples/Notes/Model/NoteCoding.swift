@@ -89,6 +89,9 @@ struct NoteCoding {
         }
     }
 
-    static func date(from text: String) -> Date? { ISO8601DateFormatter().date(from: text) }
-    static func text(of date: Date) -> String { ISO8601DateFormatter().string(from: date) }
+    /// `2026-11-22T10:15:00Z`: a format style, a value made once (an `ISO8601DateFormatter`
+    /// per date cost more than the rest of reading a note).
+    static let dateStyle = Date.ISO8601FormatStyle()
+    static func date(from text: String) -> Date? { try? Date(text, strategy: dateStyle) }
+    static func text(of date: Date) -> String { date.formatted(dateStyle) }
 }

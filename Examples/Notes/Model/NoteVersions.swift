@@ -43,7 +43,7 @@ struct VersionSummary: Encodable {
     }
 
     /// `2026-11-22T10:15:00Z`, as every date notes prints.
-    static func dateString(_ date: Date) -> String { ISO8601DateFormatter().string(from: date) }
+    static func dateString(_ date: Date) -> String { NoteCoding.text(of: date) }
 
     /// The state column of the text tables.
     var state: String {

@@ -25,19 +25,15 @@ struct DraftInfo: Codable, Sendable, Equatable {
     /// The name of the draft item in the entry: `draft`, plus the document's extension if any.
     var draft: String
 
-    static func dateString(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        return formatter.string(from: date)
-    }
+    /// ISO 8601 in UTC with milliseconds; format styles are values, made once.
+    private static let fractionalStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+    private static let wholeSecondsStyle = Date.ISO8601FormatStyle()
+
+    static func dateString(_ date: Date) -> String { date.formatted(fractionalStyle) }
 
     static func date(from string: String) -> Date? {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = formatter.date(from: string) { return date }
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.date(from: string)
+        if let date = try? Date(string, strategy: fractionalStyle) { return date }
+        return try? Date(string, strategy: wholeSecondsStyle)
     }
 
     static var hostName: String {

@@ -177,20 +177,46 @@ extension VersionStore {
         return try readAll(fd, size: Int(status.size), name: file.path, using: fileSystem)
     }
 
+    /// Reads and decodes a small file of the store (at most `limit` bytes) through the seam,
+    /// unless this store decoded it before and it is unchanged (same identity by `fstat` of the
+    /// open file, and older than that reading): then that value is returned, and nothing is read.
+    /// Nil when the file is not there.
+    func readCachedStoreFile<T: Sendable>(
+        _ file: URL, limit: Int64 = 1 << 20, failure: (Errno) -> DocumentKitError,
+        decode: (Data) throws(DocumentKitError) -> T
+    ) throws(DocumentKitError) -> T? {
+        let referenceTime = DigestClock.now()
+        let fd: CInt
+        do { fd = try fileSystem.open(file.path, in: AT_FDCWD, flags: O_RDONLY | O_NOFOLLOW) } catch {
+            if error == .noSuchFileOrDirectory || error == .notDirectory { return nil }
+            throw failure(error)
+        }
+        defer { Glibc.close(fd) }
+        let data: Data
+        let status: FileStatus
+        do throws(Errno) {
+            status = try fileSystem.status(of: fd, name: file.path)
+            if let known = fileCache.value(at: file.path, identity: status.identity, as: T.self) { return known }
+            guard status.size <= limit else { throw Errno.fileTooLarge }
+            data = try readAll(fd, size: Int(status.size), name: file.path, using: fileSystem)
+        } catch { throw failure(error) }
+        let value = try decode(data)
+        fileCache.remember(value, at: file.path, identity: status.identity, referenceTime: referenceTime)
+        return value
+    }
+
     /// The format version in `store.json` (nil when there is none yet); throws when it names a
     /// newer store format (this code must not change such a store), is not a store description,
     /// or is damaged (see ``checkOrRepairStoreFormat()``).
     @discardableResult
     func checkStoreFormat() throws(DocumentKitError) -> Int? {
         let storeFile = url.appendingPathComponent("store.json")
-        let data: Data
-        do throws(Errno) {
-            guard let read = try readStoreFile(storeFile) else { return nil }
-            data = read
-        } catch {
-            throw DocumentKitError(error, operation: .read, path: storeFile.path, step: "reading the version store's description")
-        }
-        switch Self.describe(data) {
+        let description = try readCachedStoreFile(
+            storeFile,
+            failure: { DocumentKitError($0, operation: .read, path: storeFile.path, step: "reading the version store's description") },
+            decode: { Self.describe($0) })
+        guard let description else { return nil }
+        switch description {
         case .foreign:
             throw DocumentKitError(.corruptData, operation: .read, path: storeFile.path, detail: "This is not a DocumentKit version store description.")
         case .damaged(let reason):
@@ -211,7 +237,7 @@ extension VersionStore {
     static let damagedDescriptionStep = "reading the version store's description"
 
     /// What a `store.json` says.
-    enum StoreDescription: Equatable {
+    enum StoreDescription: Equatable, Sendable {
         /// A description of this store format's `version`.
         case version(Int)
         /// A JSON object describing another format: not this code's to change.

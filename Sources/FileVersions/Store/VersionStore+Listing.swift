@@ -120,12 +120,14 @@ extension VersionStore {
 
     func readRecord(in entry: URL) throws(DocumentKitError) -> VersionRecord {
         let recordURL = entry.appendingPathComponent(VersionRecord.fileName)
-        let data: Data
-        do { data = try Data(contentsOf: recordURL) } catch {
-            throw DocumentKitError(.corruptData, operation: .read, path: recordURL.path,
-                detail: "The version's record is missing or unreadable (a version still arriving from a sync engine, or a damaged one).")
+        let missing = DocumentKitError(.corruptData, operation: .read, path: recordURL.path,
+            detail: "The version's record is missing or unreadable (a version still arriving from a sync engine, or a damaged one).")
+        // Read once per process while it is unchanged (see `readCachedStoreFile`).
+        let record = try readCachedStoreFile(recordURL, limit: 8 << 20, failure: { _ in missing }) { data throws(DocumentKitError) in
+            try VersionRecord.decode(data, path: recordURL.path)
         }
-        return try VersionRecord.decode(data, path: recordURL.path)
+        guard let record else { throw missing }
+        return record
     }
 
     static func version(from record: VersionRecord, itemURL: URL, contents: URL) -> FileVersion {

@@ -46,6 +46,8 @@ public final class VersionStore: Sendable {
     public let savingUser: String?
     /// The system-call seam every operation of the store goes through.
     public let fileSystem: FileSystem
+    /// `store.json` and the records as this store last decoded them, by file identity.
+    let fileCache = StoreFileCache()
     /// The sync engines the library lives under: only their conflict copies are adopted (see
     /// ``ConflictCopyName/init(parsing:isFolder:engines:originalIsFolder:)``). All known engines by default.
     public let syncEngines: Set<ConflictCopyName.Engine>

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import DocumentKitSystem
 import FilePackages
 import Foundation
@@ -34,6 +39,8 @@ public struct MemberHasher: Sendable {
         let identity: FileIdentity
         let size: Int64
         let sha256: String
+        /// The coarse clock before the file was read, if it was hashed (not known from a save).
+        var referenceTime: Int64? = nil
     }
 
     /// Digests of the files of the package last hashed, verified or saved.
@@ -42,8 +49,25 @@ public struct MemberHasher: Sendable {
     /// How many files this hasher has read and hashed (the others were known by their identity).
     public private(set) var hashedFileCount = 0
 
-    /// A hasher that knows no digests yet.
-    public init() {}
+    /// Where digests are kept beyond the process: asked once per verified package for the
+    /// digests of files this hasher doesn't know, told once per package what it hashed. Nil
+    /// keeps digests in memory only.
+    public var digestCache: (any MemberDigestCache)?
+
+    /// A hasher that knows no digests yet, and looks them up in `digestCache` if one is given.
+    public init(digestCache: (any MemberDigestCache)? = nil) {
+        self.digestCache = digestCache
+    }
+
+    /// What one verification takes from and gives to ``digestCache``.
+    private struct Persisted {
+        /// The cache's digests for the package, by file.
+        var known: [FileKey: CachedMemberDigest]
+        /// The trusted digests of the members verified, to record.
+        var verified: [CachedMemberDigest] = []
+        /// Whether `verified` holds something the cache didn't.
+        var changed = false
+    }
 
     /// The records of every regular file in `package` except the manifest: what the manifest of a
     /// save lists. Members unchanged since they were hashed, verified or saved are not read again.
@@ -88,8 +112,16 @@ public struct MemberHasher: Sendable {
             lastChange: Self.lastChange(in: package))
         guard let members = manifest.members else { return verification }
         var found: [FileKey: Digest] = [:]
+        var persisted = digestCache.map { cache in
+            Persisted(
+                known: Dictionary(
+                    cache.digests(forPackageAt: packagePath).map { (FileKey($0.identity), $0) }, uniquingKeysWith: { a, _ in a }))
+        }
+        // One walk of the tree finds every member by path (not a path lookup per member).
+        let files = Self.regularFiles(in: package, manifestName: manifestName)
+        let byPath = Dictionary(files.map { ($0.path, $0.member) }, uniquingKeysWith: { first, _ in first })
         for (path, record) in members {
-            guard let member = package.fileWrapper(atPath: path) else {
+            guard let member = byPath[path] ?? package.fileWrapper(atPath: path) else {
                 verification.missingMembers.append(path)
                 continue
             }
@@ -98,7 +130,10 @@ public struct MemberHasher: Sendable {
                 continue
             }
             let digest: (size: Int64, sha256: String)
-            do { digest = try self.digest(of: member, at: path, packagePath: packagePath, into: &found) } catch {
+            do {
+                digest = try self.digest(
+                    of: member, at: path, packagePath: packagePath, into: &found, persisted: &persisted, expected: record.sha256)
+            } catch {
                 guard error.code == .notFound else { throw error }
                 verification.missingMembers.append(path)
                 continue
@@ -109,11 +144,13 @@ public struct MemberHasher: Sendable {
                 verification.mismatchedMembers.append(path)
             }
         }
-        verification.unlistedMembers = Self.regularFiles(in: package, manifestName: manifestName)
-            .map(\.path).filter { members[$0] == nil }.sorted()
+        verification.unlistedMembers = files.map(\.path).filter { members[$0] == nil }.sorted()
         verification.missingMembers.sort()
         verification.mismatchedMembers.sort()
         digests = found
+        if let persisted, let digestCache, persisted.changed || persisted.verified.count != persisted.known.count {
+            digestCache.record(persisted.verified, forPackageAt: packagePath)
+        }
         return verification
     }
 
@@ -129,17 +166,89 @@ public struct MemberHasher: Sendable {
         }
     }
 
+    /// After a save: records in ``digestCache`` the members of the package now at `packagePath`
+    /// whose digests this hasher knows (call ``rememberDigests(of:members:)`` first), with their
+    /// files' identities as they are now. A save's hard links change every member's change time,
+    /// so without this the next process would hash the whole package again. A member whose
+    /// size, modification time or digest is not the one known, or whose times are not older than
+    /// this moment by the margin (see ``CachedMemberDigest/isTrusted``), is not recorded.
+    ///
+    /// What this can miss beyond the cache's own rule: a member rewritten in place *and* given
+    /// its old modification time back between the check that gave its digest and the save's
+    /// link, whose change time the link then overwrote.
+    public func recordSavedDigests(
+        ofPackageAt packagePath: String, members: [String: MemberRecord], using fileSystem: FileSystem = .live
+    ) {
+        guard let digestCache else { return }
+        let referenceTime = DigestClock.now()
+        let root: CInt
+        do { root = try fileSystem.open(packagePath, in: AT_FDCWD, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW) } catch { return }
+        var folders: [ArraySlice<Substring>: CInt] = [[]: root]
+        defer { for fd in folders.values { try? fileSystem.close(fd, name: packagePath) } }
+        var recorded: [CachedMemberDigest] = []
+        recorded.reserveCapacity(members.count)
+        for (path, record) in members {
+            let components = path.split(separator: "/")
+            guard let name = components.last else { continue }
+            let parent = components.dropLast()
+            var folder = folders[parent]
+            if folder == nil {
+                folder = try? openDirectory(parent.map(String.init)[...], from: root, using: fileSystem)
+                if let folder { folders[parent] = folder }
+            }
+            guard let folder, let status = try? fileSystem.status(of: String(name), in: folder), status.kind == .regular else {
+                continue
+            }
+            let identity = status.identity
+            guard let known = digests[FileKey(identity)], known.size == record.size, known.sha256 == record.sha256,
+                known.identity.size == identity.size, known.identity.modificationTime == identity.modificationTime
+            else { continue }
+            let entry = CachedMemberDigest(identity: identity, sha256: record.sha256, referenceTime: referenceTime)
+            if entry.isTrusted { recorded.append(entry) }
+        }
+        digestCache.record(recorded, forPackageAt: packagePath)
+    }
+
     /// The size and digest of a regular-file member, known by its identity or read and hashed.
     private mutating func digest(
         of member: FileWrapper, at path: String, packagePath: String, into found: inout [FileKey: Digest]
+    ) throws(DocumentKitError) -> (size: Int64, sha256: String) {
+        var persisted: Persisted?
+        return try digest(of: member, at: path, packagePath: packagePath, into: &found, persisted: &persisted, expected: nil)
+    }
+
+    /// The same, also looking the file up in the digest cache's records (`persisted`), and
+    /// adding its digest there if it may be trusted. A cached digest is used only if it is
+    /// `expected` (the manifest's): a damaged cache can't make a member look different, the
+    /// file is hashed then.
+    private mutating func digest(
+        of member: FileWrapper, at path: String, packagePath: String, into found: inout [FileKey: Digest],
+        persisted: inout Persisted?, expected: String?
     ) throws(DocumentKitError) -> (size: Int64, sha256: String) {
         let identity = member.fileIdentity
         if let identity, let known = digests[FileKey(identity)] ?? found[FileKey(identity)],
             known.identity.isUnchanged(comparedTo: identity)
         {
             found[FileKey(identity)] = known
+            if let referenceTime = known.referenceTime, identity.changeTime != nil, persisted != nil {
+                // Hashed earlier by this hasher: the reference is when it was read then.
+                let entry = CachedMemberDigest(identity: identity, sha256: known.sha256, referenceTime: referenceTime)
+                if entry.isTrusted {
+                    if persisted?.known[FileKey(identity)] != entry { persisted?.changed = true }
+                    persisted?.verified.append(entry)
+                }
+            }
             return (known.size, known.sha256)
         }
+        if let identity, let cached = persisted?.known[FileKey(identity)], cached.identity == identity, cached.isTrusted,
+            cached.sha256 == expected
+        {
+            found[FileKey(identity)] = Digest(
+                identity: identity, size: identity.size, sha256: cached.sha256, referenceTime: cached.referenceTime)
+            persisted?.verified.append(cached)
+            return (identity.size, cached.sha256)
+        }
+        let referenceTime = DigestClock.now()
         let hash = SHA256()
         var size: Int64 = 0
         do {
@@ -155,7 +264,16 @@ public struct MemberHasher: Sendable {
         }
         hashedFileCount += 1
         let sha256 = hash.finalize()
-        if let identity { found[FileKey(identity)] = Digest(identity: identity, size: size, sha256: sha256) }
+        if let identity {
+            found[FileKey(identity)] = Digest(identity: identity, size: size, sha256: sha256, referenceTime: referenceTime)
+            if persisted != nil, size == identity.size {
+                let entry = CachedMemberDigest(identity: identity, sha256: sha256, referenceTime: referenceTime)
+                if entry.isTrusted {
+                    persisted?.verified.append(entry)
+                    persisted?.changed = true
+                }
+            }
+        }
         return (size, sha256)
     }
 

@@ -1,0 +1,46 @@
+import DocumentKit
+import DocumentKitTesting
+@testable import FileVersions
+import Foundation
+import Testing
+
+/// A store reads `store.json` and each version's `record.json` once while they are unchanged
+/// (issue #14: every open re-read and re-decoded them).
+@Suite("Store file cache")
+struct StoreFileCacheTests {
+    @Test("listing versions again reads no record that is unchanged, and reads one that was replaced")
+    func recordsReadOnce() throws {
+        let library = try VersionLibrary()
+        let item = library.item("a.txt")
+        try library.writeFile("a.txt", "current")
+        let faults = FaultInjector()
+        let store = VersionStore(libraryURL: library.url, pruning: .keepAll, fileSystem: faults.fileSystem)
+        var ids: [String] = []
+        for index in 0..<5 {
+            let source = try library.writeFile("source.txt", "version \(index)")
+            ids.append(try store.addVersion(ofItemAt: item, withContentsOf: source, byMoving: true).persistentIdentifier)
+        }
+        usleep(100_000)  // older than the racy-timestamp margin
+        #expect(try store.versions(ofItemAt: item).others.count == 5)
+        faults.reset()
+        let again = try store.versions(ofItemAt: item).others
+        #expect(Set(again.map(\.persistentIdentifier)) == Set(ids))
+        let reads = faults.trace.filter { $0.call == .read }
+        #expect(reads.isEmpty, "\(reads)")
+
+        // A record replaced (a new file, as every writer of the store writes one) is read again.
+        let records = FileManager.default.enumerator(at: library.storeURL, includingPropertiesForKeys: nil)?
+            .compactMap { $0 as? URL }.filter { $0.lastPathComponent == "record.json" } ?? []
+        let recordURL = try #require(records.first { (try? String(contentsOf: $0, encoding: .utf8))?.contains(ids[2]) == true })
+        var json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: recordURL)) as? [String: Any])
+        json["host"] = "elsewhere"
+        let replacement = recordURL.deletingLastPathComponent().appendingPathComponent("record.new")
+        try JSONSerialization.data(withJSONObject: json).write(to: replacement)
+        #expect(rename(replacement.path, recordURL.path) == 0)
+        faults.reset()
+        let after = try store.versions(ofItemAt: item).others
+        #expect(after.first { $0.persistentIdentifier == ids[2] }?.localizedNameOfSavingComputer == "elsewhere")
+        let rereads = faults.trace.filter { $0.call == .read }
+        #expect(!rereads.isEmpty && rereads.allSatisfy { $0.name == recordURL.path }, "\(rereads)")
+    }
+}
