@@ -22,7 +22,7 @@ public actor DocumentIndex {
     /// The index's identity: a rebuilt index has a new one.
     public internal(set) var indexID = UUID()
     /// The number of the last batch that changed something.
-    public private(set) var sequence: UInt64 = 0
+    public internal(set) var sequence: UInt64 = 0
     var snapshot = IndexSnapshot()
     /// Whether ``snapshot`` holds every entry (after a full refresh).
     var isLoaded = false
@@ -100,7 +100,7 @@ public actor DocumentIndex {
         if isLoaded { return try refreshNow() }
         loadListing()
         let fromScratch = snapshot.folders.isEmpty
-        let changes = snapshot.refresh(using: reader, listingOnly: true)
+        let changes = snapshot.refresh(using: reader, listingOnly: true, load: persistedRecord)
         // Every folder listed and every package read: the snapshot is the whole index.
         isLoaded = fromScratch
         let batch = publish(changes)

@@ -5,7 +5,10 @@ import Foundation
 /// non-package folders. ``refresh(using:listingOnly:)`` brings it up to date with the disk and
 /// says what changed.
 struct IndexSnapshot: Sendable {
-    var records: [String: EntryRecord] = [:]
+    var records = RecordTable()
+    /// The package stamps of entries known to the persisted index but not loaded (a listing
+    /// refresh loads only these of the folders whose stamp changed; a record is loaded when needed).
+    var known: [String: FileStamp] = [:]
     var folders: [String: FileStamp] = [:]
 
     /// What changed in one refresh: the records as they were, and as they are.
@@ -19,11 +22,17 @@ struct IndexSnapshot: Sendable {
 
     /// Walks the library from its top: lists the folders whose stamp changed (the others keep
     /// the names known), and, unless `listingOnly`, stats every known package and re-reads those
-    /// whose package or manifest stamp changed.
-    mutating func refresh(using reader: EntryReader, listingOnly: Bool = false) -> Changes {
+    /// whose package or manifest stamp changed. A ``known`` entry is loaded with `load` only when
+    /// its package stamp changed or it is gone.
+    mutating func refresh(
+        using reader: EntryReader, listingOnly: Bool = false, load: (String) -> EntryRecord? = { _ in nil }
+    ) -> Changes {
         var changes = Changes()
         var childrenOf: [String: (packages: [String], folders: [String])] = [:]
         for path in records.keys { childrenOf[parentPath(of: path), default: ([], [])].packages.append(path) }
+        for path in known.keys where records[path] == nil {
+            childrenOf[parentPath(of: path), default: ([], [])].packages.append(path)
+        }
         for path in folders.keys where !path.isEmpty { childrenOf[parentPath(of: path), default: ([], [])].folders.append(path) }
 
         var seenPackages = Set<String>()
@@ -39,7 +48,10 @@ struct IndexSnapshot: Sendable {
                 queue += children.folders
                 for path in children.packages {
                     seenPackages.insert(path)
-                    if !listingOnly { revalidate(path, using: reader, into: &changes) }
+                    if !listingOnly {
+                        materialize(path, load)
+                        revalidate(path, using: reader, into: &changes)
+                    }
                 }
                 continue
             }
@@ -49,6 +61,10 @@ struct IndexSnapshot: Sendable {
             queue += listing.folders
             for (path, packageStamp) in listing.packages {
                 seenPackages.insert(path)
+                if records[path] == nil, let knownStamp = self.known[path] {
+                    if listingOnly && knownStamp == packageStamp { continue }
+                    materialize(path, load)
+                }
                 if records[path] == nil {
                     if let record = reader.read(path) {
                         records[path] = record
@@ -62,11 +78,21 @@ struct IndexSnapshot: Sendable {
         for path in Array(records.keys) where !seenPackages.contains(path) {
             if let record = records.removeValue(forKey: path) { changes.removed.append(record) }
         }
+        for path in known.keys where !seenPackages.contains(path) && records[path] == nil {
+            if let record = load(path) { changes.removed.append(record) }
+        }
+        known = [:]
         for path in Array(folders.keys) where !seenFolders.contains(path) {
             folders[path] = nil
             changes.foldersChanged[path] = .some(nil)
         }
         return changes
+    }
+
+    /// Moves a ``known`` entry into ``records``, loading it.
+    private mutating func materialize(_ path: String, _ load: (String) -> EntryRecord?) {
+        guard records[path] == nil, known.removeValue(forKey: path) != nil, let record = load(path) else { return }
+        records[path] = record
     }
 
     /// Checks one known package's stamps and re-reads it if one changed (or removes it if gone).
