@@ -143,10 +143,10 @@ extension DocumentIndex {
         var changes = snapshot.refresh(using: reader, listingOnly: !everything)
         for path in packages.sorted() { snapshot.revalidate(path, using: reader, into: &changes) }
         // A new folder is watched, then listed again: what was made in it before the watch is seen.
-        var touched = (changes.added + changes.changed).map(\.entry.relativePath)
+        var touched = (changes.added + changes.changed).map(\.relativePath)
         while updateWatches(packages: touched) {
             let more = snapshot.refresh(using: reader, listingOnly: true)
-            touched = (more.added + more.changed).map(\.entry.relativePath)
+            touched = (more.added + more.changed).map(\.relativePath)
             changes.merge(more)
         }
         _ = publish(changes)

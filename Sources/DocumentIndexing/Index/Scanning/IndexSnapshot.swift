@@ -35,6 +35,8 @@ struct IndexSnapshot: Sendable {
         }
         for path in folders.keys where !path.isEmpty { childrenOf[parentPath(of: path), default: ([], [])].folders.append(path) }
 
+        // One readdir of the version store instead of a stat per entry of its conflict folder.
+        let conflictFolders = listingOnly ? nil : reader.conflictFolderNames()
         var seenPackages = Set<String>()
         var seenFolders = Set<String>()
         var queue = [""]
@@ -50,7 +52,7 @@ struct IndexSnapshot: Sendable {
                     seenPackages.insert(path)
                     if !listingOnly {
                         materialize(path, load)
-                        revalidate(path, using: reader, into: &changes)
+                        revalidate(path, using: reader, into: &changes, conflictFolders: conflictFolders)
                     }
                 }
                 continue
@@ -71,7 +73,7 @@ struct IndexSnapshot: Sendable {
                         changes.added.append(record)
                     }
                 } else if !listingOnly || records[path]?.package != packageStamp {
-                    revalidate(path, using: reader, into: &changes)
+                    revalidate(path, using: reader, into: &changes, conflictFolders: conflictFolders)
                 }
             }
         }
@@ -96,7 +98,11 @@ struct IndexSnapshot: Sendable {
     }
 
     /// Checks one known package's stamps and re-reads it if one changed (or removes it if gone).
-    mutating func revalidate(_ path: String, using reader: EntryReader, into changes: inout Changes, force: Bool = false) {
+    /// `conflictFolders` is the version store's listing of this refresh (nil: stat the entry's folder).
+    mutating func revalidate(
+        _ path: String, using reader: EntryReader, into changes: inout Changes, force: Bool = false,
+        conflictFolders: Set<String>? = nil
+    ) {
         guard let old = records[path] else {
             if let record = reader.read(path) {
                 records[path] = record
@@ -112,9 +118,9 @@ struct IndexSnapshot: Sendable {
         // Resolving a conflict rewrites its record deep in the store, which no stamp the index
         // keeps shows: a document in conflict (rare) is counted again at each check.
         var inConflict = false
-        if case .unresolvedConflicts = old.entry.state { inConflict = true }
+        if case .unresolvedConflicts = old.state { inConflict = true }
         let unchanged = !force && !inConflict && package == old.package && reader.manifestStamp(path) == old.manifest
-            && reader.conflictStamp(identifier: old.entry.documentIdentifier) == old.conflicts
+            && reader.conflictsUnchanged(old, names: conflictFolders)
         if unchanged { return }
         guard let record = reader.read(path) else {
             records[path] = nil
@@ -132,18 +138,18 @@ extension IndexSnapshot.Changes {
     func batch(indexID: UUID, sequence: UInt64, kind: IndexBatch.Kind = .update) -> IndexBatch {
         var removedByIdentifier: [String: [Int]] = [:]
         for (index, record) in removed.enumerated() {
-            if let identifier = record.entry.documentIdentifier { removedByIdentifier[identifier, default: []].append(index) }
+            if let identifier = record.identifier.text { removedByIdentifier[identifier, default: []].append(index) }
         }
         // The latest record of each path; a path added and then changed is added as it is now.
         var latest: [String: EntryRecord] = [:]
-        for record in self.added + changed { latest[record.entry.relativePath] = record }
-        let addedPaths = Set(self.added.map(\.entry.relativePath))
+        for record in self.added + changed { latest[record.relativePath] = record }
+        let addedPaths = Set(self.added.map(\.relativePath))
         var movedFrom = Set<Int>()
         var moves: [IndexMove] = []
         var added: [IndexEntry] = []
         for path in addedPaths.sorted() {
             let record = latest[path]!
-            if let identifier = record.entry.documentIdentifier, var candidates = removedByIdentifier[identifier], !candidates.isEmpty {
+            if let identifier = record.identifier.text, var candidates = removedByIdentifier[identifier], !candidates.isEmpty {
                 let index = candidates.removeFirst()
                 removedByIdentifier[identifier] = candidates
                 movedFrom.insert(index)
@@ -153,7 +159,7 @@ extension IndexSnapshot.Changes {
             }
         }
         let removedEntries = removed.enumerated().filter { !movedFrom.contains($0.offset) }.map(\.element.entry)
-        let changedEntries = Set(changed.map(\.entry.relativePath)).subtracting(addedPaths).sorted().compactMap { latest[$0]?.entry }
+        let changedEntries = Set(changed.map(\.relativePath)).subtracting(addedPaths).sorted().compactMap { latest[$0]?.entry }
         return IndexBatch(
             indexID: indexID, sequence: sequence, kind: kind,
             added: added,
