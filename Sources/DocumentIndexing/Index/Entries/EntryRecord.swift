@@ -109,6 +109,8 @@ struct EntryRecord: Sendable, Hashable {
 }
 
 /// A document identifier in 16 bytes when it is a UUID in upper or lower case, else its text.
+/// Parsed and printed by hand: `UUID(uuidString:)` and `uuidString` cost a `sscanf` and a
+/// `sprintf` each, per record.
 enum CompactIdentifier: Sendable, Hashable {
     case none
     case upper(UUID)
@@ -117,21 +119,70 @@ enum CompactIdentifier: Sendable, Hashable {
 
     init(_ text: String?) {
         guard let text else { self = .none; return }
-        if text.utf8.count == 36, let uuid = UUID(uuidString: text) {
-            let upper = uuid.uuidString
-            if text == upper { self = .upper(uuid); return }
-            if text == upper.lowercased() { self = .lower(uuid); return }
-        }
-        self = .text(text)
+        self = Self.parse(text) ?? .text(text)
     }
 
     /// The identifier's text, as the manifest has it.
     var text: String? {
         switch self {
         case .none: nil
-        case .upper(let uuid): uuid.uuidString
-        case .lower(let uuid): uuid.uuidString.lowercased()
+        case .upper(let uuid): Self.format(uuid, digits: Self.upperDigits)
+        case .lower(let uuid): Self.format(uuid, digits: Self.lowerDigits)
         case .text(let text): text
+        }
+    }
+
+    private static let upperDigits = Array("0123456789ABCDEF".utf8)
+    private static let lowerDigits = Array("0123456789abcdef".utf8)
+
+    /// A UUID of 36 characters in one case (digits only count as upper case); nil for any other text.
+    private static func parse(_ text: String) -> CompactIdentifier? {
+        var text = text
+        text.makeContiguousUTF8()
+        return text.utf8.withContiguousStorageIfAvailable { bytes -> CompactIdentifier? in
+            guard bytes.count == 36 else { return nil }
+            var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            var sawUpper = false
+            var sawLower = false
+            var nibbles = 0
+            let parsed = withUnsafeMutableBytes(of: &uuid) { out -> Bool in
+                for (offset, byte) in bytes.enumerated() {
+                    if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
+                        guard byte == 0x2D else { return false }
+                        continue
+                    }
+                    let value: UInt8
+                    switch byte {
+                    case 0x30...0x39: value = byte - 0x30
+                    case 0x41...0x46: value = byte - 0x41 + 10; sawUpper = true
+                    case 0x61...0x66: value = byte - 0x61 + 10; sawLower = true
+                    default: return false
+                    }
+                    out[nibbles / 2] |= nibbles % 2 == 0 ? value << 4 : value
+                    nibbles += 1
+                }
+                return true
+            }
+            guard parsed, !(sawUpper && sawLower) else { return nil }
+            return sawLower ? .lower(UUID(uuid: uuid)) : .upper(UUID(uuid: uuid))
+        } ?? nil
+    }
+
+    private static func format(_ uuid: UUID, digits: [UInt8]) -> String {
+        withUnsafeBytes(of: uuid.uuid) { bytes in
+            String(unsafeUninitializedCapacity: 36) { out in
+                var position = 0
+                for (index, byte) in bytes.enumerated() {
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        out[position] = 0x2D
+                        position += 1
+                    }
+                    out[position] = digits[Int(byte >> 4)]
+                    out[position + 1] = digits[Int(byte & 0x0F)]
+                    position += 2
+                }
+                return 36
+            }
         }
     }
 }

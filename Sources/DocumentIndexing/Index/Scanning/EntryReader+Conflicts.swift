@@ -24,10 +24,9 @@ extension EntryReader {
     /// Whether the document's conflict folder is as `old` recorded it; `names` is
     /// ``conflictFolderNames()`` of this refresh, nil to stat it.
     func conflictsUnchanged(_ old: EntryRecord, names: Set<String>?) -> Bool {
+        if let names, old.conflicts == nil, names.isEmpty { return true }
         guard let identifier = old.identifier.text else { return old.conflicts == nil }
-        if let names, old.conflicts == nil,
-            names.isEmpty || !names.contains(VersionStore.documentFolderName(forIdentifier: identifier))
-        {
+        if let names, old.conflicts == nil, !names.contains(VersionStore.documentFolderName(forIdentifier: identifier)) {
             return true
         }
         return conflictStamp(identifier: identifier) == old.conflicts

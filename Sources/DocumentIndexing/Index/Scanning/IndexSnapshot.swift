@@ -37,6 +37,7 @@ struct IndexSnapshot: Sendable {
 
         // One readdir of the version store instead of a stat per entry of its conflict folder.
         let conflictFolders = listingOnly ? nil : reader.conflictFolderNames()
+        let library = listingOnly ? nil : reader.openLibrary()
         var seenPackages = Set<String>()
         var seenFolders = Set<String>()
         var queue = [""]
@@ -52,7 +53,7 @@ struct IndexSnapshot: Sendable {
                     seenPackages.insert(path)
                     if !listingOnly {
                         materialize(path, load)
-                        revalidate(path, using: reader, into: &changes, conflictFolders: conflictFolders)
+                        revalidate(path, using: reader, into: &changes, conflictFolders: conflictFolders, library: library)
                     }
                 }
                 continue
@@ -73,7 +74,7 @@ struct IndexSnapshot: Sendable {
                         changes.added.append(record)
                     }
                 } else if !listingOnly || records[path]?.package != packageStamp {
-                    revalidate(path, using: reader, into: &changes, conflictFolders: conflictFolders)
+                    revalidate(path, using: reader, into: &changes, conflictFolders: conflictFolders, library: library)
                 }
             }
         }
@@ -98,10 +99,11 @@ struct IndexSnapshot: Sendable {
     }
 
     /// Checks one known package's stamps and re-reads it if one changed (or removes it if gone).
-    /// `conflictFolders` is the version store's listing of this refresh (nil: stat the entry's folder).
+    /// `conflictFolders` is the version store's listing of this refresh (nil: stat the entry's
+    /// folder); `library` the library folder open for stats relative to it (nil: by absolute path).
     mutating func revalidate(
         _ path: String, using reader: EntryReader, into changes: inout Changes, force: Bool = false,
-        conflictFolders: Set<String>? = nil
+        conflictFolders: Set<String>? = nil, library: Descriptor? = nil
     ) {
         guard let old = records[path] else {
             if let record = reader.read(path) {
@@ -110,7 +112,7 @@ struct IndexSnapshot: Sendable {
             }
             return
         }
-        guard let package = reader.packageStamp(path) else {
+        guard let package = reader.packageStamp(path, in: library) else {
             records[path] = nil
             changes.removed.append(old)
             return
@@ -119,7 +121,7 @@ struct IndexSnapshot: Sendable {
         // keeps shows: a document in conflict (rare) is counted again at each check.
         var inConflict = false
         if case .unresolvedConflicts = old.state { inConflict = true }
-        let unchanged = !force && !inConflict && package == old.package && reader.manifestStamp(path) == old.manifest
+        let unchanged = !force && !inConflict && package == old.package && reader.manifestStamp(path, in: library) == old.manifest
             && reader.conflictsUnchanged(old, names: conflictFolders)
         if unchanged { return }
         guard let record = reader.read(path) else {
