@@ -24,7 +24,8 @@ struct EntryRecord: Sendable, Hashable {
     /// atomic swap of the whole package changes it.
     var package: FileStamp
     private var storedManifest: FileStamp
-    private var storedConflicts: FileStamp
+    /// Boxed: almost every document has none, and a nil box costs 8 bytes, not 40.
+    private var storedConflicts: StampBox?
 
     /// Makes a record of `entry`; its modification date is the manifest stamp's.
     init(entry: IndexEntry, package: FileStamp, manifest: FileStamp?, conflicts: FileStamp?) {
@@ -38,7 +39,7 @@ struct EntryRecord: Sendable, Hashable {
         state = entry.state
         self.package = package
         storedManifest = manifest ?? .none
-        storedConflicts = conflicts ?? .none
+        storedConflicts = conflicts.map(StampBox.init)
     }
 
     /// Makes a record from its stored parts (`fieldsText` as ``fieldsText(_:)`` makes it).
@@ -56,7 +57,7 @@ struct EntryRecord: Sendable, Hashable {
         self.state = state
         self.package = package
         storedManifest = manifest ?? .none
-        storedConflicts = conflicts ?? .none
+        storedConflicts = conflicts.map(StampBox.init)
     }
 
     /// The manifest's format version.
@@ -70,8 +71,8 @@ struct EntryRecord: Sendable, Hashable {
 
     /// The stamp of the document's folder in the version store, nil when it has none.
     var conflicts: FileStamp? {
-        get { storedConflicts == .none ? nil : storedConflicts }
-        set { storedConflicts = newValue ?? .none }
+        get { storedConflicts?.stamp }
+        set { storedConflicts = newValue.map(StampBox.init) }
     }
 
     /// The entry, made from the record (its modification date is the manifest's).
@@ -106,6 +107,14 @@ struct EntryRecord: Sendable, Hashable {
         }
         return fields
     }
+}
+
+/// A stamp kept out of line, compared by value.
+final class StampBox: Sendable, Hashable {
+    let stamp: FileStamp
+    init(_ stamp: FileStamp) { self.stamp = stamp }
+    static func == (a: StampBox, b: StampBox) -> Bool { a.stamp == b.stamp }
+    func hash(into hasher: inout Hasher) { hasher.combine(stamp) }
 }
 
 /// A document identifier in 16 bytes when it is a UUID in upper or lower case, else its text.

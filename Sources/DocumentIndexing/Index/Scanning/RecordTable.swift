@@ -1,7 +1,7 @@
 /// The records of an index by relative path: one contiguous array of records and a dictionary
 /// of positions, so that 100,000 records cost their own size and not a hash table of them.
 struct RecordTable: Sendable {
-    private var positions: [String: Int] = [:]
+    private var positions: [String: Int32] = [:]
     private var storage: ContiguousArray<EntryRecord> = []
 
     init() {}
@@ -11,20 +11,20 @@ struct RecordTable: Sendable {
         positions.reserveCapacity(records.count)
         storage.reserveCapacity(records.count)
         for record in records where positions[record.relativePath] == nil {
-            positions[record.relativePath] = storage.count
+            positions[record.relativePath] = Int32(storage.count)
             storage.append(record)
         }
     }
 
     /// The record at `path`; setting nil removes it.
     subscript(path: String) -> EntryRecord? {
-        get { positions[path].map { storage[$0] } }
+        get { positions[path].map { storage[Int($0)] } }
         set {
             guard let newValue else { _ = removeValue(forKey: path); return }
             if let position = positions[path] {
-                storage[position] = newValue
+                storage[Int(position)] = newValue
             } else {
-                positions[path] = storage.count
+                positions[path] = Int32(storage.count)
                 storage.append(newValue)
             }
         }
@@ -33,14 +33,21 @@ struct RecordTable: Sendable {
     /// Removes the record at `path` (the last record takes its place), returning it.
     @discardableResult
     mutating func removeValue(forKey path: String) -> EntryRecord? {
-        guard let position = positions.removeValue(forKey: path) else { return nil }
+        guard let stored = positions.removeValue(forKey: path) else { return nil }
+        let position = Int(stored)
         let removed = storage[position]
         let last = storage.removeLast()
         if position < storage.count {
             storage[position] = last
-            positions[last.relativePath] = position
+            positions[last.relativePath] = stored
         }
         return removed
+    }
+
+    /// Makes room for `count` records.
+    mutating func reserveCapacity(_ count: Int) {
+        positions.reserveCapacity(count)
+        storage.reserveCapacity(count)
     }
 
     /// The paths, in no order.

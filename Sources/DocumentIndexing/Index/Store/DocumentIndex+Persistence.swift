@@ -92,7 +92,8 @@ extension DocumentIndex {
         guard let database else { return }
         do {
             guard try database.isBuilt() else { return }
-            snapshot.records = RecordTable(try database.records(sql: "", libraryURL: configuration.folderURL))
+            snapshot.records = RecordTable()
+            snapshot.records = try database.recordTable(libraryURL: configuration.folderURL)
             snapshot.known = [:]
             snapshot.folders = try database.folders()
         } catch {

@@ -121,15 +121,27 @@ final class IndexDatabase: Sendable {
         "path, identifier, format, version, key, fields, state, stateCount, stateDetail, packageStamp, manifestStamp, conflictStamp"
 
     func records(sql: String, arguments: [String] = [], libraryURL: URL) throws -> [EntryRecord] {
+        var records: [EntryRecord] = []
+        try forEachRecord(sql: sql, arguments: arguments, libraryURL: libraryURL) { records.append($0) }
+        return records
+    }
+
+    /// Every entry of the index, straight into a table (no intermediate array of 100,000 records).
+    func recordTable(libraryURL: URL) throws -> RecordTable {
+        var table = RecordTable()
+        table.reserveCapacity(try queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM entries") } ?? 0)
+        try forEachRecord(sql: "", libraryURL: libraryURL) { if table[$0.relativePath] == nil { table[$0.relativePath] = $0 } }
+        return table
+    }
+
+    /// Calls `body` with each record an SQL condition selects, read by a cursor.
+    func forEachRecord(sql: String, arguments: [String] = [], libraryURL: URL, _ body: (EntryRecord) -> Void) throws {
         try queue.read { db in
-            var records: [EntryRecord] = []
-            if sql.isEmpty { records.reserveCapacity(try Int.fetchOne(db, sql: "SELECT count(*) FROM entries") ?? 0) }
             let rows = try Row.fetchCursor(
                 db, sql: "SELECT \(Self.recordColumns) FROM entries " + sql, arguments: StatementArguments(arguments))
             while let row = try rows.next() {
-                if let record = Self.record(from: row, libraryURL: libraryURL) { records.append(record) }
+                if let record = Self.record(from: row, libraryURL: libraryURL) { body(record) }
             }
-            return records
         }
     }
 
