@@ -38,7 +38,7 @@ struct IndexSnapshot: Sendable {
         // One readdir of the version store instead of a stat per entry of its conflict folder.
         let conflictFolders = listingOnly ? nil : reader.conflictFolderNames()
         let library = listingOnly ? nil : reader.openLibrary()
-        var seenPackages = Set<String>()
+        var seenPackages = Set<String>(minimumCapacity: records.count + known.count)
         var seenFolders = Set<String>()
         var queue = [""]
         while let folder = queue.popLast() {
@@ -52,7 +52,7 @@ struct IndexSnapshot: Sendable {
                 for path in children.packages {
                     seenPackages.insert(path)
                     if !listingOnly {
-                        materialize(path, load)
+                        if !self.known.isEmpty { materialize(path, load) }
                         revalidate(path, using: reader, into: &changes, conflictFolders: conflictFolders, library: library)
                     }
                 }
