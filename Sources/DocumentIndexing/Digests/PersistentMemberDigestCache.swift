@@ -14,7 +14,7 @@ import Synchronization
 /// lets a new process open a package in which nothing changed without reading its members.
 ///
 /// One row per package path holds the digests of its members with their files' identities,
-/// read in one query and written in one transaction per package. ``MemberHasher`` trusts a
+/// read in one query and written in one transaction per package. ``/FormatVersioning/MemberHasher`` trusts a
 /// digest only for a file with the same identity that is older than the digest (see
 /// ``/FormatVersioning/CachedMemberDigest/isTrusted``), and only where it agrees with the manifest.
 ///

@@ -40,7 +40,7 @@ public actor DocumentIndex {
 
     /// Opens the index of `configuration`'s library. Cheap: nothing of the library is read until asked.
     ///
-    /// - Throws: ``DocumentKitError`` with code `notFound` if the library folder is missing or not a folder.
+    /// - Throws: ``/DocumentKitSystem/DocumentKitError`` with code `notFound` if the library folder is missing or not a folder.
     public init(_ configuration: Configuration) throws(DocumentKitError) {
         self.configuration = configuration
         self.reader = EntryReader(configuration: configuration)

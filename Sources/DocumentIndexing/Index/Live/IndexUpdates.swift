@@ -1,7 +1,7 @@
 import DocumentKitSystem
 
 /// The batches of a live ``DocumentIndex``: an `AsyncSequence` that ends when the index is
-/// closed, or throws a ``DocumentKitError`` when the library folder is deleted or moved away.
+/// closed, or throws a ``/DocumentKitSystem/DocumentKitError`` when the library folder is deleted or moved away.
 public struct IndexUpdates: AsyncSequence, Sendable {
     /// A batch of changes.
     public typealias Element = IndexBatch
