@@ -102,12 +102,22 @@ public final class PersistentMemberDigestCache: MemberDigestCache {
                             sql: "INSERT OR REPLACE INTO package (path, recordedAt, members) VALUES (?, ?, ?)",
                             arguments: [packagePath, DigestClock.now(), DigestRecords.encode(digests)])
                     }
+                    // One recording in 64 also forgets the packages not recorded for 30 days (gone,
+                    // or unchanged since: hashed once more), so the file doesn't grow for ever.
+                    if UInt8.random(in: 0..<64) == 0 {
+                        try db.execute(
+                            sql: "DELETE FROM package WHERE recordedAt < ?",
+                            arguments: [DigestClock.now() - Int64(Self.retention.components.seconds) * 1_000_000_000])
+                    }
                 }
             } catch {
                 recover(from: error, while: "writing", &state)
             }
         }
     }
+
+    /// How long a package's digests are kept without being recorded again: 30 days.
+    public static let retention: Duration = .seconds(30 * 24 * 3600)
 
     /// Forgets packages recorded more than `age` ago (a package unchanged since is hashed once
     /// more): the file doesn't grow with every package ever opened.
@@ -136,7 +146,7 @@ public final class PersistentMemberDigestCache: MemberDigestCache {
     private func openIfNeeded(_ state: inout State) {
         guard !state.opened else { return }
         state.opened = true
-        guard let folderPath = requestedFolder ?? DigestCacheLocation.defaultFolder(ProcessInfo.processInfo.environment) else {
+        guard let folderPath = requestedFolder ?? UserFolders.cacheDirectory(ProcessInfo.processInfo.environment) else {
             notice("Member digests are not cached: neither XDG_CACHE_HOME nor a home folder of yours is set.", &state)
             return
         }

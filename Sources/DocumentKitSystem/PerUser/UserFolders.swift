@@ -25,12 +25,24 @@ package enum UserFolders {
     /// `$XDG_STATE_HOME`, else `$HOME/.local/state` when `$HOME` is a folder of the user's own;
     /// nil when neither is usable (a system user whose home is `/` or missing).
     package static func stateDirectory(_ environment: [String: String], using fileSystem: FileSystem = .live) -> String? {
-        if let state = absolutePath("XDG_STATE_HOME", in: environment) { return state }
+        absolutePath("XDG_STATE_HOME", in: environment) ?? ownHome(environment, using: fileSystem).map { $0 + "/.local/state" }
+    }
+
+    /// `$XDG_CACHE_HOME/DocumentKit`, else `$HOME/.cache/DocumentKit` when `$HOME` is a folder of
+    /// the user's own: where the per-machine caches go (the library indexes, member digests); nil
+    /// when neither is usable.
+    package static func cacheDirectory(_ environment: [String: String], using fileSystem: FileSystem = .live) -> String? {
+        (absolutePath("XDG_CACHE_HOME", in: environment) ?? ownHome(environment, using: fileSystem).map { $0 + "/.cache" })
+            .map { $0 + "/DocumentKit" }
+    }
+
+    /// `$HOME` when it is a folder of the user's own (not `/`, not missing, owned by the user).
+    private static func ownHome(_ environment: [String: String], using fileSystem: FileSystem) -> String? {
         guard let home = absolutePath("HOME", in: environment), home != "/",
             let status = try? fileSystem.status(of: home, in: AT_FDCWD, followingLink: true),
             status.kind == .directory, status.userID == geteuid()
         else { return nil }
-        return home + "/.local/state"
+        return home
     }
 
     /// `$TMPDIR`, else `/tmp`: the parent of the per-user fallback folders (`NAME-<uid>`).

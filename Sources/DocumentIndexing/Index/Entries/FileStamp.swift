@@ -18,24 +18,14 @@ struct FileStamp: Hashable, Sendable {
         self.changeTime = changeTime
     }
 
+    /// The stamp that stands for "none" in a record (no file has this inode and a negative size).
+    static let none = FileStamp(device: .max, inode: .max, size: -1, modificationTime: 0, changeTime: 0)
+
     init(_ status: FileStatus) {
         self.init(
             device: status.device, inode: status.inode, size: status.size,
             modificationTime: status.modificationTime, changeTime: status.changeTime)
     }
-}
-
-/// An entry with the validators it was read under.
-struct EntryRecord: Sendable, Hashable {
-    /// The entry.
-    var entry: IndexEntry
-    /// The package folder's stamp: a member renamed into it (a sync engine's delivery) or an
-    /// atomic swap of the whole package changes it.
-    var package: FileStamp
-    /// The manifest's stamp, nil when there was none: an in-place edit changes it.
-    var manifest: FileStamp?
-    /// The stamp of the document's folder in the version store, nil when it has none.
-    var conflicts: FileStamp?
 }
 
 /// A non-package folder of the library the index lists: a change of its stamp means its names changed.

@@ -143,10 +143,10 @@ extension DocumentIndex {
         var changes = snapshot.refresh(using: reader, listingOnly: !everything)
         for path in packages.sorted() { snapshot.revalidate(path, using: reader, into: &changes) }
         // A new folder is watched, then listed again: what was made in it before the watch is seen.
-        var touched = (changes.added + changes.changed).map(\.entry.relativePath)
+        var touched = (changes.added + changes.changed).map(\.relativePath)
         while updateWatches(packages: touched) {
             let more = snapshot.refresh(using: reader, listingOnly: true)
-            touched = (more.added + more.changed).map(\.entry.relativePath)
+            touched = (more.added + more.changed).map(\.relativePath)
             changes.merge(more)
         }
         _ = publish(changes)
@@ -173,11 +173,11 @@ extension DocumentIndex {
     func sweep() {
         guard let state = live else { return }
         // An incomplete package too: a member delivered into one of its subfolders, which no watch covers.
-        let toCheck = snapshot.records.filter { path, record in
-            guard state.watchedPackages.contains(path) else { return true }
-            if case .incomplete = record.entry.state { return true }
+        let toCheck = snapshot.records.values.lazy.filter { record in
+            guard state.watchedPackages.contains(record.relativePath) else { return true }
+            if case .incomplete = record.state { return true }
             return false
-        }.keys
+        }.map(\.relativePath)
         applyLiveChanges(packages: Set(toCheck))
     }
 

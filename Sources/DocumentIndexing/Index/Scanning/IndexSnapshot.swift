@@ -5,7 +5,10 @@ import Foundation
 /// non-package folders. ``refresh(using:listingOnly:)`` brings it up to date with the disk and
 /// says what changed.
 struct IndexSnapshot: Sendable {
-    var records: [String: EntryRecord] = [:]
+    var records = RecordTable()
+    /// The package stamps of entries known to the persisted index but not loaded (a listing
+    /// refresh loads only these of the folders whose stamp changed; a record is loaded when needed).
+    var known: [String: FileStamp] = [:]
     var folders: [String: FileStamp] = [:]
 
     /// What changed in one refresh: the records as they were, and as they are.
@@ -19,14 +22,23 @@ struct IndexSnapshot: Sendable {
 
     /// Walks the library from its top: lists the folders whose stamp changed (the others keep
     /// the names known), and, unless `listingOnly`, stats every known package and re-reads those
-    /// whose package or manifest stamp changed.
-    mutating func refresh(using reader: EntryReader, listingOnly: Bool = false) -> Changes {
+    /// whose package or manifest stamp changed. A ``known`` entry is loaded with `load` only when
+    /// its package stamp changed or it is gone.
+    mutating func refresh(
+        using reader: EntryReader, listingOnly: Bool = false, load: (String) -> EntryRecord? = { _ in nil }
+    ) -> Changes {
         var changes = Changes()
         var childrenOf: [String: (packages: [String], folders: [String])] = [:]
         for path in records.keys { childrenOf[parentPath(of: path), default: ([], [])].packages.append(path) }
+        for path in known.keys where records[path] == nil {
+            childrenOf[parentPath(of: path), default: ([], [])].packages.append(path)
+        }
         for path in folders.keys where !path.isEmpty { childrenOf[parentPath(of: path), default: ([], [])].folders.append(path) }
 
-        var seenPackages = Set<String>()
+        // One readdir of the version store instead of a stat per entry of its conflict folder.
+        let conflictFolders = listingOnly ? nil : reader.conflictFolderNames()
+        let library = listingOnly ? nil : reader.openLibrary()
+        var seenPackages = Set<String>(minimumCapacity: records.count + known.count)
         var seenFolders = Set<String>()
         var queue = [""]
         while let folder = queue.popLast() {
@@ -39,7 +51,10 @@ struct IndexSnapshot: Sendable {
                 queue += children.folders
                 for path in children.packages {
                     seenPackages.insert(path)
-                    if !listingOnly { revalidate(path, using: reader, into: &changes) }
+                    if !listingOnly {
+                        if !self.known.isEmpty { materialize(path, load) }
+                        revalidate(path, using: reader, into: &changes, conflictFolders: conflictFolders, library: library)
+                    }
                 }
                 continue
             }
@@ -49,19 +64,27 @@ struct IndexSnapshot: Sendable {
             queue += listing.folders
             for (path, packageStamp) in listing.packages {
                 seenPackages.insert(path)
+                if records[path] == nil, let knownStamp = self.known[path] {
+                    if listingOnly && knownStamp == packageStamp { continue }
+                    materialize(path, load)
+                }
                 if records[path] == nil {
                     if let record = reader.read(path) {
                         records[path] = record
                         changes.added.append(record)
                     }
                 } else if !listingOnly || records[path]?.package != packageStamp {
-                    revalidate(path, using: reader, into: &changes)
+                    revalidate(path, using: reader, into: &changes, conflictFolders: conflictFolders, library: library)
                 }
             }
         }
         for path in Array(records.keys) where !seenPackages.contains(path) {
             if let record = records.removeValue(forKey: path) { changes.removed.append(record) }
         }
+        for path in known.keys where !seenPackages.contains(path) && records[path] == nil {
+            if let record = load(path) { changes.removed.append(record) }
+        }
+        known = [:]
         for path in Array(folders.keys) where !seenFolders.contains(path) {
             folders[path] = nil
             changes.foldersChanged[path] = .some(nil)
@@ -69,8 +92,19 @@ struct IndexSnapshot: Sendable {
         return changes
     }
 
+    /// Moves a ``known`` entry into ``records``, loading it.
+    private mutating func materialize(_ path: String, _ load: (String) -> EntryRecord?) {
+        guard records[path] == nil, known.removeValue(forKey: path) != nil, let record = load(path) else { return }
+        records[path] = record
+    }
+
     /// Checks one known package's stamps and re-reads it if one changed (or removes it if gone).
-    mutating func revalidate(_ path: String, using reader: EntryReader, into changes: inout Changes, force: Bool = false) {
+    /// `conflictFolders` is the version store's listing of this refresh (nil: stat the entry's
+    /// folder); `library` the library folder open for stats relative to it (nil: by absolute path).
+    mutating func revalidate(
+        _ path: String, using reader: EntryReader, into changes: inout Changes, force: Bool = false,
+        conflictFolders: Set<String>? = nil, library: Descriptor? = nil
+    ) {
         guard let old = records[path] else {
             if let record = reader.read(path) {
                 records[path] = record
@@ -78,7 +112,7 @@ struct IndexSnapshot: Sendable {
             }
             return
         }
-        guard let package = reader.packageStamp(path) else {
+        guard let package = reader.packageStamp(path, in: library) else {
             records[path] = nil
             changes.removed.append(old)
             return
@@ -88,10 +122,10 @@ struct IndexSnapshot: Sendable {
         // member a sync engine delivers into a subfolder of an incomplete package changes neither
         // the package folder nor the manifest: an incomplete document (rare) is read again.
         var readAgain = false
-        if case .unresolvedConflicts = old.entry.state { readAgain = true }
-        if case .incomplete = old.entry.state { readAgain = true }
-        let unchanged = !force && !readAgain && package == old.package && reader.manifestStamp(path) == old.manifest
-            && reader.conflictStamp(identifier: old.entry.documentIdentifier) == old.conflicts
+        if case .unresolvedConflicts = old.state { readAgain = true }
+        if case .incomplete = old.state { readAgain = true }
+        let unchanged = !force && !readAgain && package == old.package && reader.manifestStamp(path, in: library) == old.manifest
+            && reader.conflictsUnchanged(old, names: conflictFolders)
         if unchanged { return }
         guard let record = reader.read(path) else {
             records[path] = nil
@@ -109,18 +143,18 @@ extension IndexSnapshot.Changes {
     func batch(indexID: UUID, sequence: UInt64, kind: IndexBatch.Kind = .update) -> IndexBatch {
         var removedByIdentifier: [String: [Int]] = [:]
         for (index, record) in removed.enumerated() {
-            if let identifier = record.entry.documentIdentifier { removedByIdentifier[identifier, default: []].append(index) }
+            if let identifier = record.identifier.text { removedByIdentifier[identifier, default: []].append(index) }
         }
         // The latest record of each path; a path added and then changed is added as it is now.
         var latest: [String: EntryRecord] = [:]
-        for record in self.added + changed { latest[record.entry.relativePath] = record }
-        let addedPaths = Set(self.added.map(\.entry.relativePath))
+        for record in self.added + changed { latest[record.relativePath] = record }
+        let addedPaths = Set(self.added.map(\.relativePath))
         var movedFrom = Set<Int>()
         var moves: [IndexMove] = []
         var added: [IndexEntry] = []
         for path in addedPaths.sorted() {
             let record = latest[path]!
-            if let identifier = record.entry.documentIdentifier, var candidates = removedByIdentifier[identifier], !candidates.isEmpty {
+            if let identifier = record.identifier.text, var candidates = removedByIdentifier[identifier], !candidates.isEmpty {
                 let index = candidates.removeFirst()
                 removedByIdentifier[identifier] = candidates
                 movedFrom.insert(index)
@@ -130,7 +164,7 @@ extension IndexSnapshot.Changes {
             }
         }
         let removedEntries = removed.enumerated().filter { !movedFrom.contains($0.offset) }.map(\.element.entry)
-        let changedEntries = Set(changed.map(\.entry.relativePath)).subtracting(addedPaths).sorted().compactMap { latest[$0]?.entry }
+        let changedEntries = Set(changed.map(\.relativePath)).subtracting(addedPaths).sorted().compactMap { latest[$0]?.entry }
         return IndexBatch(
             indexID: indexID, sequence: sequence, kind: kind,
             added: added,

@@ -57,13 +57,28 @@ extension DocumentIndex {
         var notices: [String] = []
         self.database = Self.openDatabase(configuration, notices: &notices)
         for text in notices { notice(text) }
-        indexID = UUID()
+        indexID = (try? self.database?.meta("indexID")).flatMap { $0.flatMap(UUID.init(uuidString:)) } ?? UUID()
+        if isLoaded { notifyReset() }
         if isLoaded, let database = self.database {
             var all = IndexSnapshot.Changes()
             all.added = Array(snapshot.records.values)
             all.foldersChanged = snapshot.folders.mapValues { Optional($0) }
             try? database.write(all, sequence: sequence, built: true)
         }
+    }
+
+    /// Loads the persisted record of `path` (for a listing refresh); nil if there is none.
+    func persistedRecord(_ path: String) -> EntryRecord? {
+        try? database?.records(sql: "WHERE path = ?", arguments: [path], libraryURL: configuration.folderURL).first
+    }
+
+    /// Tells the live subscribers the index was rebuilt: one ``IndexBatch/Kind/reset`` batch with every entry.
+    func notifyReset() {
+        guard !subscribers.isEmpty else { return }
+        sequence += 1
+        let all = snapshot.records.values.map(\.entry).sorted { $0.relativePath < $1.relativePath }
+        let batch = IndexBatch(indexID: indexID, sequence: sequence, kind: .reset, added: all)
+        for continuation in subscribers.values { continuation.yield(batch) }
     }
 
     /// Records changes in the persisted index.
@@ -77,8 +92,9 @@ extension DocumentIndex {
         guard let database else { return }
         do {
             guard try database.isBuilt() else { return }
-            let records = try database.records(sql: "", libraryURL: configuration.folderURL)
-            snapshot.records = Dictionary(records.map { ($0.entry.relativePath, $0) }, uniquingKeysWith: { a, _ in a })
+            snapshot.records = RecordTable()
+            snapshot.records = try database.recordTable(libraryURL: configuration.folderURL)
+            snapshot.known = [:]
             snapshot.folders = try database.folders()
         } catch {
             databaseFailed(error)
@@ -86,7 +102,8 @@ extension DocumentIndex {
         }
     }
 
-    /// Loads the folders, and the entries of the folders whose stamp changed (before a listing refresh).
+    /// Loads the folders, and the names and package stamps of the entries of the folders whose
+    /// stamp changed (before a listing refresh): a record is loaded only if its package changed or went.
     func loadListing() {
         guard let database else { return }
         do {
@@ -94,13 +111,10 @@ extension DocumentIndex {
             snapshot.folders = try database.folders()
             var changedFolders: [String] = []
             for (path, stamp) in snapshot.folders where reader.folderStamp(path) != stamp { changedFolders.append(path) }
-            var records: [String: EntryRecord] = [:]
-            for folder in changedFolders {
-                for record in try database.records(sql: "WHERE parent = ?", arguments: [folder], libraryURL: configuration.folderURL) {
-                    records[record.entry.relativePath] = record
-                }
-            }
-            snapshot.records = records
+            var known: [String: FileStamp] = [:]
+            for folder in changedFolders { known.merge(try database.packageStamps(inFolder: folder)) { a, _ in a } }
+            snapshot.records = RecordTable()
+            snapshot.known = known
         } catch {
             databaseFailed(error)
             snapshot = IndexSnapshot()

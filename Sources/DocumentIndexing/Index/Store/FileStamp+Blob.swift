@@ -13,9 +13,8 @@ extension FileStamp {
     /// The stamp of a 40-byte blob; nil for anything else.
     init?(blob: Data?) {
         guard let blob, blob.count == 40 else { return nil }
-        let bytes = [UInt8](blob)
         func value(_ index: Int) -> UInt64 {
-            (0..<8).reduce(UInt64(0)) { $0 | UInt64(bytes[index * 8 + $1]) << (8 * UInt64($1)) }
+            blob.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self)) }
         }
         self.init(
             device: value(0), inode: value(1), size: Int64(bitPattern: value(2)),

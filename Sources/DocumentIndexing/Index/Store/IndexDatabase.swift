@@ -116,39 +116,70 @@ final class IndexDatabase: Sendable {
         }
     }
 
+    /// The columns ``record(from:libraryURL:)`` reads, in order.
+    static let recordColumns =
+        "path, identifier, format, version, key, fields, state, stateCount, stateDetail, packageStamp, manifestStamp, conflictStamp"
+
     func records(sql: String, arguments: [String] = [], libraryURL: URL) throws -> [EntryRecord] {
+        var records: [EntryRecord] = []
+        try forEachRecord(sql: sql, arguments: arguments, libraryURL: libraryURL) { records.append($0) }
+        return records
+    }
+
+    /// Every entry of the index, straight into a table (no intermediate array of 100,000 records).
+    func recordTable(libraryURL: URL) throws -> RecordTable {
+        var table = RecordTable()
+        table.reserveCapacity(try queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM entries") } ?? 0)
+        try forEachRecord(sql: "", libraryURL: libraryURL) { if table[$0.relativePath] == nil { table[$0.relativePath] = $0 } }
+        return table
+    }
+
+    /// Calls `body` with each record an SQL condition selects, read by a cursor.
+    func forEachRecord(sql: String, arguments: [String] = [], libraryURL: URL, _ body: (EntryRecord) -> Void) throws {
         try queue.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM entries " + sql, arguments: StatementArguments(arguments)).compactMap {
-                Self.record(from: $0, libraryURL: libraryURL)
+            let rows = try Row.fetchCursor(
+                db, sql: "SELECT \(Self.recordColumns) FROM entries " + sql, arguments: StatementArguments(arguments))
+            while let row = try rows.next() {
+                if let record = Self.record(from: row, libraryURL: libraryURL) { body(record) }
             }
         }
     }
 
+    /// The package stamps of the entries directly in the folder `parent`: their names, without their records.
+    func packageStamps(inFolder parent: String) throws -> [String: FileStamp] {
+        try queue.read { db in
+            var stamps: [String: FileStamp] = [:]
+            let rows = try Row.fetchCursor(db, sql: "SELECT path, packageStamp FROM entries WHERE parent = ?", arguments: [parent])
+            while let row = try rows.next() {
+                if let stamp = Self.stamp(row, 1) { stamps[row[0]] = stamp }
+            }
+            return stamps
+        }
+    }
+
+    /// The stamp in column `index`, read in place.
+    static func stamp(_ row: Row, _ index: Int) -> FileStamp? {
+        (try? row.withUnsafeData(atIndex: index) { FileStamp(blob: $0) }) ?? nil
+    }
+
+    /// A record of a row of ``recordColumns``, read by column index; nil if its package stamp is unreadable.
     static func record(from row: Row, libraryURL: URL) -> EntryRecord? {
-        guard let package = FileStamp(blob: row["packageStamp"]) else { return nil }
-        let stateName: String = row["state"]
-        let count: Int? = row["stateCount"]
-        let detail: String = row["stateDetail"] ?? ""
+        guard let package = stamp(row, 9) else { return nil }
+        let stateName: String = row[6]
+        let count: Int? = row[7]
         let state: IndexEntry.State
         switch stateName {
         case "current": state = .current
         case "conflicts": state = .unresolvedConflicts(count ?? 1)
-        case "incomplete": state = .incomplete(detail)
+        case "incomplete": state = .incomplete(row[8] ?? "")
         case "tooNew": state = .tooNew(count ?? 0)
-        default: state = .damaged(detail)
+        default: state = .damaged(row[8] ?? "")
         }
-        var fields: [String: RawJSONValue] = [:]
-        let fieldsText: String = row["fields"]
-        if let texts = try? JSONDecoder().decode([String: String].self, from: Data(fieldsText.utf8)) {
-            for (name, text) in texts { fields[name] = try? RawJSONValue(jsonText: text) }
-        }
-        let manifest = FileStamp(blob: row["manifestStamp"])
-        let entry = IndexEntry(
-            libraryURL: libraryURL, relativePath: row["path"], documentIdentifier: row["identifier"], formatIdentifier: row["format"],
-            formatVersion: row["version"], key: row["key"], fields: fields,
-            modificationDate: manifest.map { Date(timeIntervalSince1970: Double($0.modificationTime) / 1e9) }, state: state)
+        let fieldsJSON: String = row[5]
         return EntryRecord(
-            entry: entry, package: package, manifest: manifest, conflicts: FileStamp(blob: row["conflictStamp"]))
+            libraryURL: libraryURL, relativePath: row[0], identifier: row[1], formatIdentifier: row[2], formatVersion: row[3],
+            key: row[4], fieldsText: StoredFields.fieldsText(ofJSON: fieldsJSON), state: state, package: package,
+            manifest: stamp(row, 10), conflicts: stamp(row, 11))
     }
 
     // MARK: Writing
@@ -157,7 +188,7 @@ final class IndexDatabase: Sendable {
     func write(_ changes: IndexSnapshot.Changes, sequence: UInt64, built: Bool) throws {
         try queue.write { db in
             for record in changes.removed {
-                try db.execute(sql: "DELETE FROM entries WHERE path = ?", arguments: [record.entry.relativePath])
+                try db.execute(sql: "DELETE FROM entries WHERE path = ?", arguments: [record.relativePath])
             }
             for record in changes.added + changes.changed { try Self.upsert(record, in: db) }
             for (path, stamp) in changes.foldersChanged {
@@ -173,19 +204,15 @@ final class IndexDatabase: Sendable {
     }
 
     static func upsert(_ record: EntryRecord, in db: Database) throws {
-        let entry = record.entry
         let (state, count, detail): (String, Int?, String?) =
-            switch entry.state {
+            switch record.state {
             case .current: ("current", nil, nil)
             case .unresolvedConflicts(let n): ("conflicts", n, nil)
             case .incomplete(let why): ("incomplete", nil, why)
             case .tooNew(let version): ("tooNew", version, nil)
             case .damaged(let why): ("damaged", nil, why)
             }
-        let fieldTexts = entry.fields.mapValues(\.jsonText)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let fields = String(decoding: (try? encoder.encode(fieldTexts)) ?? Data("{}".utf8), as: UTF8.self)
+        let fields = StoredFields.json(ofFieldsText: record.fieldsText)
         let modified = record.manifest?.modificationTime
         try db.execute(
             sql: """
@@ -194,8 +221,8 @@ final class IndexDatabase: Sendable {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
-                entry.relativePath, parentPath(of: entry.relativePath), entry.documentIdentifier, entry.formatIdentifier,
-                entry.formatVersion, entry.key, entry.key.map(DocumentIndex.folded), fields, modified, state, count, detail,
+                record.relativePath, parentPath(of: record.relativePath), record.identifier.text, record.formatIdentifier,
+                record.formatVersion, record.key, record.key.map(DocumentIndex.folded), fields, modified, state, count, detail,
                 record.package.blob, record.manifest?.blob, record.conflicts?.blob,
             ])
     }

@@ -10,17 +10,10 @@ import Foundation
 /// Where a library's persisted index lives: a file in the user's cache folder, named by the
 /// library's identity, so that a copy of the library (or the cache) never answers for another.
 enum IndexLocation {
-    /// `$XDG_CACHE_HOME/DocumentKit/indexes`, else `$HOME/.cache/DocumentKit/indexes` when
-    /// `$HOME` is a folder of the user's own; nil when neither is usable.
+    /// `indexes` in the user's cache folder (`UserFolders.cacheDirectory`):
+    /// `$XDG_CACHE_HOME/DocumentKit/indexes`, else `$HOME/.cache/DocumentKit/indexes`; nil when neither is usable.
     static func defaultFolder(_ environment: [String: String], using fileSystem: FileSystem) -> String? {
-        if let cache = environment["XDG_CACHE_HOME"], cache.hasPrefix("/") {
-            return (cache.hasSuffix("/") ? String(cache.dropLast()) : cache) + "/DocumentKit/indexes"
-        }
-        guard let home = environment["HOME"], home.hasPrefix("/"), home != "/",
-            let status = try? fileSystem.status(of: home, in: AT_FDCWD, followingLink: true),
-            status.kind == .directory, status.userID == geteuid()
-        else { return nil }
-        return (home.hasSuffix("/") ? String(home.dropLast()) : home) + "/.cache/DocumentKit/indexes"
+        UserFolders.cacheDirectory(environment, using: fileSystem).map { $0 + "/indexes" }
     }
 
     /// The library's identity: its real path, device and root inode.

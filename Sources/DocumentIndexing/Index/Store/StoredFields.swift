@@ -1,0 +1,108 @@
+/// The `fields` column of the persisted index: a JSON object of field name → the field's JSON
+/// text as a string (`{"tags":"[\"a\"]","title":"\"Plan\""}`), read and written by hand, not with
+/// a `JSONDecoder` per row.
+enum StoredFields {
+    /// The record's fields text (``EntryRecord/fieldsText``) of a stored object; "" for anything else.
+    static func fieldsText(ofJSON json: String) -> String {
+        var bytes = Array(json.utf8)[...]
+        var pairs: [(String, String)] = []
+        func skipSpace() { while let byte = bytes.first, byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { bytes.removeFirst() } }
+        func expect(_ byte: UInt8) -> Bool {
+            skipSpace()
+            guard bytes.first == byte else { return false }
+            bytes.removeFirst()
+            return true
+        }
+        guard expect(0x7B) else { return "" }  // {
+        if expect(0x7D) { return "" }  // }
+        repeat {
+            skipSpace()
+            guard let name = string(&bytes), expect(0x3A), (skipSpace(), true).1, let text = string(&bytes) else { return "" }
+            // A NUL can't be in a field's name or JSON text; one that claims to be is not kept.
+            if !name.utf8.contains(0), !text.utf8.contains(0) { pairs.append((name, text)) }
+        } while expect(0x2C)  // ,
+        guard expect(0x7D), (skipSpace(), bytes.isEmpty).1 else { return "" }
+        return pairs.sorted { $0.0 < $1.0 }.map { $0.0 + "\u{0}" + $0.1 }.joined(separator: "\u{0}")
+    }
+
+    /// The stored object of a record's fields text.
+    static func json(ofFieldsText text: String) -> String {
+        guard !text.isEmpty else { return "{}" }
+        let parts = text.split(separator: "\u{0}", omittingEmptySubsequences: false)
+        var output: [UInt8] = [0x7B]
+        var index = 0
+        while index + 1 < parts.count {
+            if index > 0 { output.append(0x2C) }
+            append(parts[index], to: &output)
+            output.append(0x3A)
+            append(parts[index + 1], to: &output)
+            index += 2
+        }
+        output.append(0x7D)
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    private static func append(_ text: Substring, to output: inout [UInt8]) {
+        let hex = Array("0123456789abcdef".utf8)
+        output.append(0x22)
+        for byte in text.utf8 {
+            switch byte {
+            case 0x22: output += [0x5C, 0x22]
+            case 0x5C: output += [0x5C, 0x5C]
+            case 0x0A: output += [0x5C, 0x6E]
+            case 0x0D: output += [0x5C, 0x72]
+            case 0x09: output += [0x5C, 0x74]
+            case 0..<0x20: output += [0x5C, 0x75, 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+            default: output.append(byte)
+            }
+        }
+        output.append(0x22)
+    }
+
+    /// Reads a JSON string at the start of `bytes`, unescaping it; nil if there is none.
+    private static func string(_ bytes: inout ArraySlice<UInt8>) -> String? {
+        guard bytes.first == 0x22 else { return nil }
+        bytes.removeFirst()
+        var output: [UInt8] = []
+        var pendingHigh: UInt32?
+        while let byte = bytes.popFirst() {
+            switch byte {
+            case 0x22:
+                guard pendingHigh == nil else { return nil }
+                return String(validating: output, as: UTF8.self)
+            case 0x5C:
+                guard let escape = bytes.popFirst() else { return nil }
+                if escape == 0x75 {  // \uXXXX
+                    guard bytes.count >= 4, let unit = UInt32(String(decoding: bytes.prefix(4), as: UTF8.self), radix: 16) else { return nil }
+                    bytes.removeFirst(4)
+                    var scalarValue = unit
+                    if let high = pendingHigh {
+                        guard (0xDC00...0xDFFF).contains(unit) else { return nil }
+                        scalarValue = 0x10000 + ((high - 0xD800) << 10) + (unit - 0xDC00)
+                        pendingHigh = nil
+                    } else if (0xD800...0xDBFF).contains(unit) {
+                        pendingHigh = unit
+                        continue
+                    }
+                    guard let scalar = Unicode.Scalar(scalarValue) else { return nil }
+                    output += Array(String(Character(scalar)).utf8)
+                    continue
+                }
+                guard pendingHigh == nil else { return nil }
+                switch escape {
+                case 0x22, 0x5C, 0x2F: output.append(escape)
+                case 0x62: output.append(0x08)
+                case 0x66: output.append(0x0C)
+                case 0x6E: output.append(0x0A)
+                case 0x72: output.append(0x0D)
+                case 0x74: output.append(0x09)
+                default: return nil
+                }
+            default:
+                guard pendingHigh == nil, byte >= 0x20 else { return nil }
+                output.append(byte)
+            }
+        }
+        return nil
+    }
+}
