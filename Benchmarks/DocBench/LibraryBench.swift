@@ -261,7 +261,7 @@ struct LibraryBench {
                 "",
                 "Floor: `opendir`/`readdir` of the library and `open`/`read`/`close` of each of the \(Self.count(list.notesListed)) "
                     + "`Info.json`, nothing parsed; in a process of its own (`docbench --list-floor`, the ratios' denominator, "
-                    + "since `notes` is a process too) and in docbench's own process. No index: a new empty `XDG_CACHE_HOME` every run "
+                    + "since `notes` is a process too) and in docbench's own process. Index off: a new empty `XDG_CACHE_HOME` every run "
                     + "and `NOTES_INDEX=off`. No index kept: a new empty `XDG_CACHE_HOME` every run, the index on (built by a scan). "
                     + "Current index: the cache folder the previous run left.",
                 "",
