@@ -62,7 +62,7 @@ struct LiveChurnTests {
         _ = try await (notesA, notesB, shellC)
 
         // The live index catches up by itself (its watcher, else its periodic sweep)...
-        let fresh = try await freshScan(configuration)
+        let fresh = try await configuration.freshScan()
         let converged = await waitUntil(deadline: .seconds(20)) { differences(await mirror.entries, byPath(fresh), "live", "fresh").isEmpty }
         let unconverged = differences(await mirror.entries, byPath(fresh), "live", "fresh")
         #expect(converged, "the delivered batches did not reach the disk's state without sync(): \(unconverged)")

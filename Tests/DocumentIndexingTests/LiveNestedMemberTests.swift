@@ -48,7 +48,7 @@ struct LiveNestedMemberTests {
         let state = await mirror.entries["photo.note"]?.state
         #expect(current, "the live index still says \(String(describing: state))")
         try await index.sync()
-        #expect(differences(await index.entries, try await freshScan(configuration), "index", "fresh") == [])
+        #expect(differences(await index.entries, try await configuration.freshScan(), "index", "fresh") == [])
         await index.close()
     }
 
@@ -61,7 +61,7 @@ struct LiveNestedMemberTests {
         try await index.refresh()
         #expect(await index.entry(atRelativePath: "photo.note")?.state == .current)
         try FileManager.default.removeItem(at: package.appendingPathComponent("attachments/big.bin"))
-        let fresh = try await freshScan(configuration)
+        let fresh = try await configuration.freshScan()
         guard case .incomplete? = fresh.first?.state else { Issue.record("fresh scan: \(fresh.map(describe))"); return }
         // Known: no stamp the index keeps covers a package's subfolders (only the package folder
         // and the manifest), so neither a refresh nor a restart on the persisted index sees this.

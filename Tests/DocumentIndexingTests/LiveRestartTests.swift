@@ -47,7 +47,7 @@ struct LiveRestartTests {
         let second = try DocumentIndex(configuration)
         try await second.refresh()
         let entries = await second.entries
-        #expect(differences(entries, try await freshScan(configuration), "restarted", "fresh") == [])
+        #expect(differences(entries, try await configuration.freshScan(), "restarted", "fresh") == [])
         #expect(entries.map(\.key) == ["Omega", "Delta", "Gamma"])
         await second.close()
     }

@@ -112,17 +112,6 @@ func describe(_ entry: IndexEntry) -> String {
         + "\(entry.state), fields \(entry.fields.keys.sorted()), modified \(entry.modificationDate?.timeIntervalSince1970 ?? 0)]"
 }
 
-/// Scans `configuration`'s library afresh: a new index with a cache folder of its own, refreshed.
-func freshScan(_ configuration: DocumentIndex.Configuration) async throws -> [IndexEntry] {
-    let cache = try TemporaryDirectory(prefix: "index-fresh-cache")
-    var fresh = configuration
-    fresh.cacheFolder = cache.url
-    let index = try DocumentIndex(fresh)
-    try await index.refresh()
-    let entries = await index.entries
-    await index.close()
-    return entries
-}
 
 /// Waits, polling, until `condition` holds or `deadline` passes; whether it held. The deadline
 /// is generous: it bounds a failing test, it is not a measure of speed.

@@ -31,7 +31,7 @@ struct LiveSyncTests {
         }
         try Data("hello".utf8).write(to: URL(fileURLWithPath: library.path("Sub/A.note/body.txt")))
         try await index.sync()
-        #expect(differences(await index.entries, try await freshScan(configuration), "synced", "fresh") == [])
+        #expect(differences(await index.entries, try await configuration.freshScan(), "synced", "fresh") == [])
         await index.close()
     }
 }

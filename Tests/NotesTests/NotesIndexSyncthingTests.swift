@@ -127,7 +127,7 @@ struct NotesIndexSyncthingTests {
         // so do the batches it delivered.
         try await index.sync()
         let entries = await index.entries
-        let fresh = try await freshScan(configuration)
+        let fresh = try await configuration.freshScan()
         #expect(entries == fresh, "index \(entries.map(describe)) ≠ fresh \(fresh.map(describe))")
         let sequence = await index.sequence
         #expect(await eventually { await mirror.lastSequence == sequence })
@@ -137,17 +137,6 @@ struct NotesIndexSyncthingTests {
         await index.close()
     }
 
-    /// Scans `configuration`'s library afresh, with a cache folder of its own.
-    func freshScan(_ configuration: DocumentIndex.Configuration) async throws -> [IndexEntry] {
-        let cache = try TemporaryDirectory(prefix: "notes-index-fresh-cache")
-        var fresh = configuration
-        fresh.cacheFolder = cache.url
-        let index = try DocumentIndex(fresh)
-        try await index.refresh()
-        let entries = await index.entries
-        await index.close()
-        return entries
-    }
 }
 
 /// The entries a subscriber of ``DocumentIndex/updates()`` knows from the delivered batches
