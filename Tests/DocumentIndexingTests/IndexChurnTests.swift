@@ -52,6 +52,9 @@ struct IndexChurnTests {
 
         let fresh = try DocumentIndex(library.configuration(persistent: false))
         let expected = await summary(fresh.entries)
+        // sync() returns once the index has published its batches; the collector's task may
+        // still be taking the last one from the sequence: wait for it (10 s at most), then compare.
+        _ = await collector.wait { Self.applied($0) == expected }
         #expect(Self.applied(collector.batches) == expected)
         #expect(await summary(index.entries) == expected)
         let expectedCount = 50  // 20, less 2 removed, plus 2 copies and 30 written
