@@ -4,11 +4,13 @@ import Foundation
 import GRDB
 import Testing
 
-/// The frozen fixtures of `Formats/document-index/v1`.
-@Suite("Index format v1")
+/// The frozen fixtures of `Formats/document-index/v1` and `v2`.
+@Suite("Index format")
 struct IndexFormatTests {
-    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Formats/document-index/v1")
+    static let formats = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Formats/document-index")
+    static let folder = formats.appendingPathComponent("v1")
+    static let folder2 = formats.appendingPathComponent("v2")
     static let libraryURL = URL(fileURLWithPath: "/library", isDirectory: true)
 
     /// The records the fixture holds.
@@ -33,10 +35,17 @@ struct IndexFormatTests {
         ]
     }
 
-    @Test("generates the v1 fixture (only with DOCUMENTKIT_WRITE_INDEX_FIXTURE set: fixtures are frozen)",
+    /// The stamp of the fixtures' folders.
+    static let folderStamp = FileStamp(
+        device: 2049, inode: 2, size: 4096, modificationTime: 1_700_000_000_000_000_000, changeTime: 1_700_000_000_000_000_000)
+    /// The stamp at which the v2 fixture's top folder was accounted for.
+    static let accountedStamp = FileStamp(
+        device: 2049, inode: 2, size: 4096, modificationTime: 1_700_000_001_000_000_000, changeTime: 1_700_000_001_000_000_000)
+
+    @Test("generates the v2 fixture (only with DOCUMENTKIT_WRITE_INDEX_FIXTURE set: fixtures are frozen)",
         .enabled(if: ProcessInfo.processInfo.environment["DOCUMENTKIT_WRITE_INDEX_FIXTURE"] != nil))
     func generate() throws {
-        let path = Self.folder.appendingPathComponent("index.sqlite").path
+        let path = Self.folder2.appendingPathComponent("index.sqlite").path
         IndexDatabase.remove(at: path)
         let queue = try DatabaseQueue(path: path)
         try queue.write { db in
@@ -49,17 +58,17 @@ struct IndexFormatTests {
                 try db.execute(sql: "INSERT INTO meta (name, value) VALUES (?, ?)", arguments: [name, value])
             }
             for record in Self.fixtureRecords { try IndexDatabase.upsert(record, in: db) }
-            let stamp = FileStamp(device: 2049, inode: 2, size: 4096, modificationTime: 1_700_000_000_000_000_000, changeTime: 1_700_000_000_000_000_000)
             for folder in ["", "Work"] {
-                try db.execute(sql: "INSERT INTO folders (path, stamp) VALUES (?, ?)", arguments: [folder, stamp.blob])
+                try db.execute(sql: "INSERT INTO folders (path, stamp) VALUES (?, ?)", arguments: [folder, Self.folderStamp.blob])
             }
+            try db.execute(sql: "INSERT INTO accounted (path, stamp) VALUES (?, ?)", arguments: ["", Self.accountedStamp.blob])
         }
         try queue.close()
     }
 
-    @Test("today's code reads the v1 fixture's entries, states, stamps and lookups")
-    func readsTheFixture() throws {
-        let fixture = Self.folder.appendingPathComponent("index.sqlite").path
+    @Test("today's code reads the v1 and v2 fixtures' entries, states, stamps and lookups (v1 migrated in place)", arguments: [1, 2])
+    func readsTheFixture(version: Int) throws {
+        let fixture = (version == 1 ? Self.folder : Self.folder2).appendingPathComponent("index.sqlite").path
         // A copy: opening may touch the file (WAL), and fixtures are never changed.
         let copy = FileManager.default.temporaryDirectory.appendingPathComponent("index-fixture-\(UUID().uuidString).sqlite").path
         try FileManager.default.copyItem(atPath: fixture, toPath: copy)
@@ -72,21 +81,24 @@ struct IndexFormatTests {
         let records = try database.records(sql: "ORDER BY path", libraryURL: Self.libraryURL)
         #expect(records == Self.fixtureRecords.sorted { $0.entry.relativePath < $1.entry.relativePath })
         #expect(try database.records(sql: "WHERE keyFolded = ?", arguments: ["both"], libraryURL: Self.libraryURL).map(\.entry.relativePath) == ["Work/Both.note"])
-        #expect(try database.folders().keys.sorted() == ["", "Work"])
+        #expect(try database.folders() == ["": Self.folderStamp, "Work": Self.folderStamp])
+        #expect(try database.accounted() == (version == 1 ? [:] : ["": Self.accountedStamp]))
         #expect(try database.meta("sequence") == "5")
+        #expect(try database.queue.read { try Int.fetchOne($0, sql: "PRAGMA user_version") } == IndexSchema.version)
     }
 
-    @Test("the schema today's code creates is the fixture's (a change is a new format version)")
-    func schemaIsFrozen() throws {
-        let fixture = try DatabaseQueue(path: Self.folder.appendingPathComponent("index.sqlite").path, configuration: {
+    @Test("the schemas of v1 and of today's code (v2) are the fixtures' (a change is a new format version)", arguments: [1, 2])
+    func schemaIsFrozen(version: Int) throws {
+        let folder = version == 1 ? Self.folder : Self.folder2
+        let fixture = try DatabaseQueue(path: folder.appendingPathComponent("index.sqlite").path, configuration: {
             var configuration = GRDB.Configuration()
             configuration.readonly = true
             return configuration
         }())
         let fresh = try DatabaseQueue()
-        try fresh.write { try $0.execute(sql: IndexSchema.creation) }
+        try fresh.write { try $0.execute(sql: version == 1 ? IndexSchema.version1 : IndexSchema.creation) }
         let sql = "SELECT type || ' ' || name || ': ' || coalesce(sql, '') FROM sqlite_master ORDER BY name"
         #expect(try fixture.read { try String.fetchAll($0, sql: sql) } == fresh.read { try String.fetchAll($0, sql: sql) })
-        #expect(try fixture.read { try Int.fetchOne($0, sql: "PRAGMA user_version") } == IndexSchema.version)
+        #expect(try fixture.read { try Int.fetchOne($0, sql: "PRAGMA user_version") } == version)
     }
 }

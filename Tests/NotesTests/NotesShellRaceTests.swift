@@ -143,7 +143,10 @@ final class HoldingChild {
     }
 
     /// Ends the hold.
-    func release() { input.fileHandleForWriting.write(Data("\n".utf8)) }
+    func release() {
+        NotesRunner.ignoreBrokenPipes()
+        try? input.fileHandleForWriting.write(contentsOf: Data("\n".utf8))
+    }
 
     /// Waits for the child to exit; throws unless it exited 0.
     func waitForExit() throws {

@@ -17,6 +17,7 @@ struct Remove: AsyncParsableCommand {
             let library = try options.writableLibrary
             let entry = try await library.findForVersions(title)
             try await entry.document?.close(discardingChanges: true)
+            let mark = await library.markListing(for: [entry.url])
             let kept = try await library.coordinator.coordinate(with: [.writingIntent(with: entry.url, options: .forDeleting)]) { granted in
                 do throws(DocumentKitError) {
                     // Inside this coordination: a store that doesn't coordinate again.
@@ -30,7 +31,7 @@ struct Remove: AsyncParsableCommand {
                     throw NotesError(error, note: title)
                 }
             }
-            await library.noteChanges(at: [entry.url])
+            await library.noteChanges(at: [entry.url], since: mark)
             print("Removed \(entry.document == nil ? entry.name : "“\(entry.title)”"); its last state is kept as version \(kept.persistentIdentifier).")
         }
     }
@@ -56,6 +57,7 @@ struct Move: AsyncParsableCommand {
             let newSlug = NotesLibrary.slug(for: trimmed)
             let destination = entry.url.deletingPathExtension().lastPathComponent == newSlug
                 ? entry.url : library.newPackageURL(for: trimmed)
+            let mark = await library.markListing(for: [entry.url, destination])
             try await library.coordinator.coordinate(with: [
                 .writingIntent(with: entry.url, options: .forMoving), .writingIntent(with: destination, options: .forReplacing),
             ]) { _ in
@@ -66,7 +68,7 @@ struct Move: AsyncParsableCommand {
                     }
                 }
             }
-            await library.noteChanges(at: [entry.url, destination])
+            await library.noteChanges(at: [entry.url, destination], since: mark)
             print("Renamed “\(title)” to “\(trimmed)”")
         }
     }

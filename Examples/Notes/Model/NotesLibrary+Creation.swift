@@ -19,13 +19,14 @@ extension NotesLibrary {
         let lock = url.appendingPathComponent(Self.slug(for: note.title) + "." + NoteFormat.packageExtension, isDirectory: true)
         if index != nil {
             try requireFolder()
+            let mark = await markListing(for: [lock])
             let created: URL = try await coordinator.coordinate(with: [.writingIntent(with: lock)]) { _ in
                 if let existing = await existingNote(titled: note.title) {
                     throw NotesError(.cantCreate, "“\(note.title)”: a note titled “\(note.title)” exists already (\(existing.path))")
                 }
                 return try await write(note, at: newPackageURL(for: note.title))
             }
-            await noteChanges(at: [created])
+            await noteChanges(at: [created], since: mark)
             return created
         }
         for _ in 0..<Self.creationAttempts {

@@ -273,6 +273,7 @@ struct NotesLibrary {
     func edit(_ url: URL, title: String, _ change: @escaping @Sendable (inout Note) -> Void) async throws -> Note {
         var target = url
         for _ in 0..<Self.creationAttempts {
+            let mark = await markListing(for: [target])
             let outcome: EditOutcome = try await coordinator.coordinate(with: [.writingIntent(with: target)]) { granted in
                 let place = granted[0].url
                 if place.standardizedFileURL.path != target.standardizedFileURL.path { return .moved(place) }
@@ -290,7 +291,7 @@ struct NotesLibrary {
             }
             switch outcome {
             case .edited(let note):
-                await noteChanges(at: [target])
+                await noteChanges(at: [target], since: mark)
                 return note
             case .moved(let place): target = place
             }

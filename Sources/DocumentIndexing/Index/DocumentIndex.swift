@@ -102,13 +102,15 @@ public actor DocumentIndex {
     /// name), and the removal of the gone ones; never a `stat` of the manifests of the whole library.
     ///
     /// Guarantees afterwards: every package in the library is in the index, and none that is
-    /// gone; a package changed in place (its manifest rewritten, a member renamed into it) may
-    /// still show as it was: revalidate the entry you use with ``revalidate(relativePath:)``.
+    /// gone, except what another process changed in a folder while a change noted with a mark
+    /// ran (see ``noteChanges(at:since:)``); ``refresh()`` has no such exception. A package changed
+    /// in place (its manifest rewritten, a member renamed into it) may still show as it was:
+    /// revalidate the entry you use with ``revalidate(relativePath:)``.
     ///
-    /// Cost: of the changed folders only, the names and package stamps of their rows (not their
-    /// records) and a `readdir` with an `fstatat` per name. A flat library's top folder changes on
-    /// every atomic save, so this is linear in the library's size: call it when a lookup misses
-    /// or before adding a document whose name must be new, not for a lookup that hits.
+    /// Cost: a `stat` per folder; of the changed folders only, the names and package stamps of
+    /// their rows (not their records) and a `readdir` with an `fstatat` per name. A flat library's
+    /// top folder changes on every atomic save: unless every process that saves tells the index
+    /// with a mark, this is linear in the library's size after each save.
     @discardableResult
     public func refreshListing() async throws(DocumentKitError) -> IndexBatch {
         try checkLibrary()
@@ -210,19 +212,6 @@ public actor DocumentIndex {
         _ = publish(changes)
         persist(changes, built: false)
         return snapshot.records[relativePath]?.entry
-    }
-
-    /// Tells the index this process changed these documents (saved, moved, removed): they are
-    /// checked again now, so that the next process doesn't have to.
-    public func noteChanges(at relativePaths: [String]) async {
-        var changes = IndexSnapshot.Changes()
-        for path in relativePaths {
-            loadRecord(path)
-            snapshot.revalidate(path, using: reader, into: &changes)
-        }
-        if live != nil { updateWatches(packages: relativePaths) }
-        _ = publish(changes)
-        persist(changes, built: false)
     }
 
     /// Puts the persisted record of `path` in the snapshot, when the snapshot doesn't hold every entry.

@@ -86,10 +86,23 @@ extension NotesLibrary {
     }
 
     /// Tells the index that this process changed the notes at `urls` (saved, moved, removed).
-    func noteChanges(at urls: [URL]) async {
+    /// With the `mark` taken before the change (``markListing(for:)``), the library's listing
+    /// stays current: the next command finds its note without listing the library again.
+    func noteChanges(at urls: [URL], since mark: ListingMark? = nil) async {
         guard let index else { return }
+        await index.noteChanges(at: relativePaths(urls), since: mark)
+    }
+
+    /// A look at the library just before this process changes the notes at `urls`: for
+    /// ``noteChanges(at:since:)`` afterwards. Nil without an index.
+    func markListing(for urls: [URL]) async -> ListingMark? {
+        guard let index else { return nil }
+        return await index.markListing(forChangesAt: relativePaths(urls))
+    }
+
+    /// The paths of `urls` relative to the library (those outside it left out).
+    private func relativePaths(_ urls: [URL]) -> [String] {
         let base = url.standardizedFileURL.path + "/"
-        let paths = urls.map(\.standardizedFileURL.path).filter { $0.hasPrefix(base) }.map { String($0.dropFirst(base.count)) }
-        await index.noteChanges(at: paths)
+        return urls.map(\.standardizedFileURL.path).filter { $0.hasPrefix(base) }.map { String($0.dropFirst(base.count)) }
     }
 }

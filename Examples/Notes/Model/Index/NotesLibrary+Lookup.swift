@@ -67,7 +67,13 @@ extension NotesLibrary {
             } else {
                 await refreshIndex()
             }
-            let urls = await candidateURLs(for: title)
+            var (urls, vanished) = await candidateURLs(for: title)
+            if vanished {
+                // A note the index listed under the title is gone from its place: the index marked
+                // its folder to be listed again (it may have been renamed, or copied meanwhile).
+                await refreshIndex()
+                urls = await candidateURLs(for: title).urls
+            }
             // Counted only for the last round's "no such note" (after a full refresh: no extra cost).
             let unreadable = round == 1 ? await indexedNotes().filter { !Self.isReadable($0) }.count : 0
             if let found = try await resolve(
@@ -80,21 +86,26 @@ extension NotesLibrary {
     }
 
     /// The packages that may be the note `title`: the one named after it, and those the index
-    /// lists under it, each checked now (its stamps; its manifest again if one changed).
-    private func candidateURLs(for title: String) async -> [URL] {
-        guard let index else { return [] }
+    /// lists under it, each checked now (its stamps; its manifest again if one changed); and
+    /// whether one the index listed is gone.
+    private func candidateURLs(for title: String) async -> (urls: [URL], vanished: Bool) {
+        guard let index else { return ([], false) }
         var paths = [Self.packageName(for: title)]
         if !title.hasSuffix("." + NoteFormat.packageExtension) { paths.append(Self.slug(for: title) + "." + NoteFormat.packageExtension) }
         let listed = await index.entries(forKey: title) + index.entries(forKeyIgnoringCase: title)
+        var vanished = false
         for entry in listed where Self.isNote(entry) {
             // A stale entry (retitled since) is read again here, and dropped if it no longer matches.
-            if let now = await index.revalidate(relativePath: entry.relativePath), now.key?.lowercased() == title.lowercased() {
-                paths.append(now.relativePath)
+            guard let now = await index.revalidate(relativePath: entry.relativePath) else {
+                vanished = true
+                continue
             }
+            if now.key?.lowercased() == title.lowercased() { paths.append(now.relativePath) }
         }
         var seen = Set<String>()
-        return paths.filter { seen.insert($0).inserted }.filter { Self.itemExists(url.appendingPathComponent($0)) }
+        let urls = paths.filter { seen.insert($0).inserted }.filter { Self.itemExists(url.appendingPathComponent($0)) }
             .map { url.appendingPathComponent($0, isDirectory: true) }
+        return (urls, vanished)
     }
 
     /// ``resolve(_:opening:)`` among `urls`, without an index: a note that isn't found is an error.
@@ -183,8 +194,20 @@ extension NotesLibrary {
             number += 1
         }
         if let index {
+            var vanished = false
             for entry in await index.entries(forKey: title) where Self.isNote(entry) {
-                if let now = await index.revalidate(relativePath: entry.relativePath), now.key == title { urls.append(now.url) }
+                guard let now = await index.revalidate(relativePath: entry.relativePath) else {
+                    vanished = true
+                    continue
+                }
+                if now.key == title { urls.append(now.url) }
+            }
+            if vanished {
+                // Gone from its place (renamed?): the index lists its folder again and looks once more.
+                await refreshIndex()
+                for entry in await index.entries(forKey: title) where Self.isNote(entry) {
+                    if let now = await index.revalidate(relativePath: entry.relativePath), now.key == title { urls.append(now.url) }
+                }
             }
         }
         var seen = Set<String>()

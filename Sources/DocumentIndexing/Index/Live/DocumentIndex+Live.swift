@@ -248,5 +248,6 @@ extension IndexSnapshot.Changes {
         added += later.added
         changed += later.changed
         for (path, stamp) in later.foldersChanged { foldersChanged[path] = stamp }
+        for (path, stamp) in later.accountedChanged { accountedChanged[path] = stamp }
     }
 }

@@ -17,6 +17,13 @@ extension EntryReader {
     /// The stamp of the folder at `relativePath` ("" for the library), nil if it is not a folder.
     func folderStamp(_ relativePath: String) -> FileStamp? { packageStamp(relativePath) }
 
+    /// What `stat` says of the folder at `relativePath` (its link count too), nil if it is not a folder.
+    func folderStatus(_ relativePath: String) -> FileStatus? {
+        guard let status = try? fileSystem.status(of: absolutePath(relativePath), in: AT_FDCWD), status.kind == .directory
+        else { return nil }
+        return status
+    }
+
     /// Lists the folder at `relativePath`: one `readdir` and an `fstatat` per name.
     func list(_ relativePath: String) -> FolderListing? {
         let path = absolutePath(relativePath)

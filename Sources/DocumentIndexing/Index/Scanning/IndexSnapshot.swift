@@ -9,7 +9,12 @@ struct IndexSnapshot: Sendable {
     /// The package stamps of entries known to the persisted index but not loaded (a listing
     /// refresh loads only these of the folders whose stamp changed; a record is loaded when needed).
     var known: [String: FileStamp] = [:]
+    /// The stamps at which the non-package folders were listed.
     var folders: [String: FileStamp] = [:]
+    /// The stamps at which a folder's names were accounted for by a change of this or another
+    /// process, without a listing (``DocumentIndex/noteChanges(at:since:)``): a listing refresh
+    /// takes them as listed, a full refresh lists the folder again.
+    var accounted: [String: FileStamp] = [:]
 
     /// What changed in one refresh: the records as they were, and as they are.
     struct Changes: Sendable {
@@ -17,7 +22,10 @@ struct IndexSnapshot: Sendable {
         var added: [EntryRecord] = []
         var changed: [EntryRecord] = []
         var foldersChanged: [String: FileStamp?] = [:]
-        var isEmpty: Bool { removed.isEmpty && added.isEmpty && changed.isEmpty && foldersChanged.isEmpty }
+        var accountedChanged: [String: FileStamp?] = [:]
+        var isEmpty: Bool {
+            removed.isEmpty && added.isEmpty && changed.isEmpty && foldersChanged.isEmpty && accountedChanged.isEmpty
+        }
     }
 
     /// Walks the library from its top: lists the folders whose stamp changed (the others keep
@@ -46,7 +54,7 @@ struct IndexSnapshot: Sendable {
             let stamp = reader.folderStamp(folder)
             guard let stamp else { continue }
             seenFolders.insert(folder)
-            if known == stamp {
+            if known == stamp || (listingOnly && accounted[folder] == stamp) {
                 let children = childrenOf[folder] ?? ([], [])
                 queue += children.folders
                 for path in children.packages {
@@ -61,6 +69,7 @@ struct IndexSnapshot: Sendable {
             guard let listing = reader.list(folder) else { continue }
             folders[folder] = listing.stamp
             changes.foldersChanged[folder] = listing.stamp
+            forgetAccounted(folder, into: &changes)
             queue += listing.folders
             for (path, packageStamp) in listing.packages {
                 seenPackages.insert(path)
@@ -88,6 +97,7 @@ struct IndexSnapshot: Sendable {
         for path in Array(folders.keys) where !seenFolders.contains(path) {
             folders[path] = nil
             changes.foldersChanged[path] = .some(nil)
+            forgetAccounted(path, into: &changes)
         }
         return changes
     }
@@ -115,6 +125,7 @@ struct IndexSnapshot: Sendable {
         guard let package = reader.packageStamp(path, in: library) else {
             records[path] = nil
             changes.removed.append(old)
+            markUnlisted(parentPath(of: path), into: &changes)
             return
         }
         // Resolving a conflict rewrites its record deep in the store, which no stamp the index
@@ -130,10 +141,31 @@ struct IndexSnapshot: Sendable {
         guard let record = reader.read(path) else {
             records[path] = nil
             changes.removed.append(old)
+            markUnlisted(parentPath(of: path), into: &changes)
             return
         }
         records[path] = record
         if record.entry != old.entry { changes.changed.append(record) } else if record != old { changes.changed.append(record) }
+    }
+}
+
+extension IndexSnapshot {
+    /// Marks `folder` to be listed again: a document known in it is gone, so its names changed
+    /// (even if its stamp says it is as listed: a change this process took for its own, see
+    /// ``DocumentIndex/noteChanges(at:since:)``).
+    /// The folder's stamps need not be loaded (a process that only looked one entry up): the
+    /// change is written either way.
+    mutating func markUnlisted(_ folder: String, into changes: inout Changes) {
+        accounted[folder] = nil
+        changes.accountedChanged[folder] = .some(nil)
+        folders[folder] = FileStamp.none
+        changes.foldersChanged[folder] = FileStamp.none
+    }
+
+    /// Forgets that `folder`'s names were accounted for without a listing.
+    mutating func forgetAccounted(_ folder: String, into changes: inout Changes) {
+        guard accounted.removeValue(forKey: folder) != nil else { return }
+        changes.accountedChanged[folder] = .some(nil)
     }
 }
 

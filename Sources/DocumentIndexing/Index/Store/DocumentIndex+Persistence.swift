@@ -63,6 +63,7 @@ extension DocumentIndex {
             var all = IndexSnapshot.Changes()
             all.added = Array(snapshot.records.values)
             all.foldersChanged = snapshot.folders.mapValues { Optional($0) }
+            all.accountedChanged = snapshot.accounted.mapValues { Optional($0) }
             try? database.write(all, sequence: sequence, built: true)
         }
     }
@@ -96,6 +97,7 @@ extension DocumentIndex {
             snapshot.records = try database.recordTable(libraryURL: configuration.folderURL)
             snapshot.known = [:]
             snapshot.folders = try database.folders()
+            snapshot.accounted = try database.accounted()
         } catch {
             databaseFailed(error)
             snapshot = IndexSnapshot()
@@ -109,8 +111,12 @@ extension DocumentIndex {
         do {
             guard try database.isBuilt() else { return }
             snapshot.folders = try database.folders()
+            snapshot.accounted = try database.accounted()
             var changedFolders: [String] = []
-            for (path, stamp) in snapshot.folders where reader.folderStamp(path) != stamp { changedFolders.append(path) }
+            for (path, stamp) in snapshot.folders {
+                let now = reader.folderStamp(path)
+                if now != stamp && now != snapshot.accounted[path] { changedFolders.append(path) }
+            }
             var known: [String: FileStamp] = [:]
             for folder in changedFolders { known.merge(try database.packageStamps(inFolder: folder)) { a, _ in a } }
             snapshot.records = RecordTable()

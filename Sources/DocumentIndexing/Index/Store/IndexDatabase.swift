@@ -15,7 +15,7 @@ final class IndexDatabase: Sendable {
     let queue: DatabaseQueue
     let path: String
 
-    /// What a version 1 database records of the library and the configuration it indexes.
+    /// What a database records of the library and the configuration it indexes.
     struct Identity: Sendable, Hashable {
         var library: IndexLocation.LibraryIdentity
         var configuration: String
@@ -51,8 +51,10 @@ final class IndexDatabase: Sendable {
                     if version > IndexSchema.version { throw Problem.newer(version) }
                     guard tables.contains("meta"),
                         try String.fetchOne(db, sql: "SELECT value FROM meta WHERE name = 'format'") == IndexSchema.formatIdentifier,
-                        version == IndexSchema.version
+                        version == IndexSchema.version || version == 1
                     else { throw Problem.foreign }
+                    // Version 1 is version 2 without accounted folders: nothing to convert.
+                    if version == 1 { try db.execute(sql: IndexSchema.migrationFrom1) }
                     let meta = Dictionary(
                         try Row.fetchAll(db, sql: "SELECT name, value FROM meta").map { ($0["name"] as String, $0["value"] as String) },
                         uniquingKeysWith: { a, _ in a })
@@ -110,6 +112,18 @@ final class IndexDatabase: Sendable {
         try queue.read { db in
             var folders: [String: FileStamp] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT path, stamp FROM folders") {
+                if let stamp = FileStamp(blob: row["stamp"]) { folders[row["path"]] = stamp }
+            }
+            return folders
+        }
+    }
+
+    /// The stamps at which folders' names were accounted for by a change of this or another
+    /// process (see ``DocumentIndex/noteChanges(at:since:)``), without a listing.
+    func accounted() throws -> [String: FileStamp] {
+        try queue.read { db in
+            var folders: [String: FileStamp] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT path, stamp FROM accounted") {
                 if let stamp = FileStamp(blob: row["stamp"]) { folders[row["path"]] = stamp }
             }
             return folders
@@ -196,6 +210,13 @@ final class IndexDatabase: Sendable {
                     try db.execute(sql: "INSERT OR REPLACE INTO folders (path, stamp) VALUES (?, ?)", arguments: [path, stamp.blob])
                 } else {
                     try db.execute(sql: "DELETE FROM folders WHERE path = ?", arguments: [path])
+                }
+            }
+            for (path, stamp) in changes.accountedChanged {
+                if let stamp {
+                    try db.execute(sql: "INSERT OR REPLACE INTO accounted (path, stamp) VALUES (?, ?)", arguments: [path, stamp.blob])
+                } else {
+                    try db.execute(sql: "DELETE FROM accounted WHERE path = ?", arguments: [path])
                 }
             }
             try db.execute(sql: "UPDATE meta SET value = ? WHERE name = 'sequence'", arguments: [String(sequence)])

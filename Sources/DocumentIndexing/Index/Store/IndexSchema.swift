@@ -1,14 +1,25 @@
 import GRDB
 
-/// The persisted index's schema, version 1 (`Formats/document-index/v1/SPEC.md`).
+/// The persisted index's schema, version 2 (`Formats/document-index/v2/SPEC.md`): version 1
+/// and the table `accounted`.
 enum IndexSchema {
     /// `PRAGMA user_version` of the files this code writes; a higher one is a newer format, rebuilt.
-    static let version = 1
+    static let version = 2
     /// The `format` row of the `meta` table: a database without it is not an index.
     static let formatIdentifier = "org.documentkit.document-index"
 
-    /// The statements that make an empty version 1 index.
-    static let creation = """
+    /// The statements that make an empty index of this version.
+    static let creation = version1 + migrationFrom1
+
+    /// What makes a version 1 index a version 2 one: the folders whose names this or another
+    /// process accounted for after its own change, without listing them.
+    static let migrationFrom1 = """
+        CREATE TABLE accounted (path TEXT PRIMARY KEY NOT NULL, stamp BLOB NOT NULL);
+        PRAGMA user_version = 2;
+        """
+
+    /// The statements that made an empty version 1 index (`Formats/document-index/v1`).
+    static let version1 = """
         CREATE TABLE meta (name TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
         CREATE TABLE entries (
             path TEXT PRIMARY KEY NOT NULL,
