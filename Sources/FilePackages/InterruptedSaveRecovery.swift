@@ -78,6 +78,22 @@ package struct InterruptedSaveRecovery {
         return report
     }
 
+    /// Completes the interrupted fallback swap of the item `name` in `directory`, if its rename
+    /// intent is there: one `fstatat` when it isn't. What an open or save of an item in a large
+    /// folder does instead of a pass over the whole folder (see ``LeftoverCleaner``).
+    package func completeIntent(ofItemNamed name: String, in directory: CInt, path: String) throws(DocumentKitError) -> Report {
+        var report = Report()
+        let intent = TemporaryName.prefix(for: name) + "intent"
+        do { _ = try fileSystem.status(of: intent, in: directory) } catch {
+            if error == .noSuchFileOrDirectory { return report }
+            throw DocumentKitError(error, operation: .recover, path: path + "/" + name, step: "looking for its rename intent “\(intent)”")
+        }
+        var protected: Set<String> = []
+        try completeIntent(intent, in: directory, path: path, candidates: [], report: &report, protected: &protected)
+        if !report.recovered.isEmpty { Self.logger.notice("Completed an interrupted save in \(path): recovered \(report.recovered)") }
+        return report
+    }
+
     private func removeIfAbandoned(_ name: String, in directory: CInt, path: String, report: inout Report) {
         do {
             let fd = try fileSystem.open(name, in: directory, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK)

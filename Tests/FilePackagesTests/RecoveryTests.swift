@@ -156,6 +156,56 @@ import Testing
         #expect(try dir.contents() == ["Doc.pkg"])
     }
 
+    /// Fills `dir` with `count` files until its size is past ``LeftoverCleaner/largeFolderSize``.
+    private func makeLarge(_ dir: TemporaryDirectory) throws {
+        var number = 0
+        while status(dir.url).st_size <= LeftoverCleaner.largeFolderSize {
+            for _ in 0..<500 {
+                try put("", at: dir.appending(String(format: "document-with-a-long-enough-name-%06d.txt", number)))
+                number += 1
+            }
+        }
+    }
+
+    @Test("in a large folder, a read or save completes the item's own interrupted swap without listing the folder",
+          arguments: CrashState.allCases, Trigger.allCases)
+    func intentRecoveryInLargeFolder(state: CrashState, trigger: Trigger) throws {
+        let dir = try TemporaryDirectory()
+        try makeLarge(dir)
+        let url = dir.appending("Doc.pkg")
+        let intent = RenameIntent(
+            newName: TemporaryName.make(for: "Doc.pkg", purpose: "new"),
+            oldName: TemporaryName.make(for: "Doc.pkg", purpose: "old"))
+        let oldTree = samplePackage()
+        var newTree = samplePackage()
+        newTree["body.md"] = file("the new body")
+        try oldTree.write(to: dir.appending(state == .intentOnly ? "Doc.pkg" : intent.oldName))
+        if state != .nameMissingOnlyOldPresent { try newTree.write(to: dir.appending(intent.newName)) }
+        if state == .nameMissingOnlyNewPresent { try FileManager.default.removeItem(at: dir.appending(intent.oldName)) }
+        if state == .namePresentOldPresent { #expect(rename(dir.appending(intent.newName).path, url.path) == 0) }
+        try intent.data.write(to: dir.appending(".Doc.pkg.dk-intent"))
+        // Litter of another item: left to the occasional pass over the folder.
+        let other = TemporaryName.make(for: "Other.pkg", purpose: "new")
+        try makeLitterPackage(dir.appending(other))
+        let expected = state == .intentOnly || state == .nameMissingOnlyOldPresent ? oldTree : newTree
+
+        let faults = FaultInjector()
+        try LeftoverCleaner.$largeFolderSweepOdds.withValue(0) {
+            switch trigger {
+            case .read: #expect(try FileWrapper(contentsOf: url, fileSystem: faults.fileSystem) == expected)
+            case .save: try expected.write(to: url, options: SaveOptions(fileSystem: faults.fileSystem))
+            }
+        }
+        #expect(!faults.trace.contains { $0.call == .listDirectory && $0.name == dir.url.path })
+        #expect(try FileWrapper(contentsOf: url) == expected || trigger == .save)
+        let left = try dir.contents().filter { $0.hasPrefix(".") }
+        #expect(left == [other])
+
+        // A pass over the whole folder (one open in 64) removes the rest.
+        try LeftoverCleaner.$largeFolderSweepOdds.withValue(1) { _ = try FileWrapper(contentsOf: url) }
+        #expect(try dir.contents().filter { $0.hasPrefix(".") }.isEmpty)
+    }
+
     @Test("a save whose fallback swap and its undo both failed is rolled forward at the next open")
     func undoFailedThenRecovered() throws {
         let dir = try TemporaryDirectory()
