@@ -64,9 +64,8 @@ extension NotesLibrary {
             // appears (a look at the listing), or wherever it is on a full look.
             var copies = touched.filter { ConflictCopyName(parsing: $0) != nil }
             if full {
-                copies += await indexedNotes().map(\.relativePath).filter { ConflictCopyName(parsing: $0) != nil }
-                // A full look reads the listing anyway: copies the index doesn't list (not named
-                // `.note`: `trip.note.conflict1`) are adopted too.
+                // Every note is a name of the library folder: its listing has the copies the index
+                // lists and those it doesn't (not named `.note`: `trip.note.conflict1`).
                 let names = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
                 copies += names.filter { !$0.hasPrefix(".") && ConflictCopyName(parsing: $0) != nil }
             }

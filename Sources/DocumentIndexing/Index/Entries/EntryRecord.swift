@@ -35,14 +35,14 @@ struct EntryRecord: Sendable, Hashable {
         formatIdentifier = entry.formatIdentifier.map(Interned.string)
         storedVersion = entry.formatVersion ?? .min
         key = entry.key
-        fieldsText = Self.fieldsText(entry.fields)
+        fieldsText = entry.fieldsText
         state = entry.state
         self.package = package
         storedManifest = manifest ?? .none
         storedConflicts = conflicts.map(StampBox.init)
     }
 
-    /// Makes a record from its stored parts (`fieldsText` as ``fieldsText(_:)`` makes it).
+    /// Makes a record from its stored parts (`fieldsText` as ``FieldsText/text(_:)`` makes it).
     init(
         libraryURL: URL, relativePath: String, identifier: String?, formatIdentifier: String?, formatVersion: Int?,
         key: String?, fieldsText: String, state: IndexEntry.State, package: FileStamp, manifest: FileStamp?, conflicts: FileStamp?
@@ -81,31 +81,12 @@ struct EntryRecord: Sendable, Hashable {
             IndexEntry(
                 libraryURL: libraryURL, relativePath: relativePath, documentIdentifier: identifier.text,
                 formatIdentifier: formatIdentifier, formatVersion: formatVersion, key: key,
-                fields: Self.fields(fieldsText),
+                fieldsText: fieldsText,
                 modificationDate: manifest.map { Date(timeIntervalSince1970: Double($0.modificationTime) / 1e9) }, state: state)
         }
         set {
             self = EntryRecord(entry: newValue, package: package, manifest: manifest, conflicts: conflicts)
         }
-    }
-
-    /// The fields as one string, sorted by name.
-    static func fieldsText(_ fields: [String: RawJSONValue]) -> String {
-        fields.isEmpty ? "" : fields.sorted { $0.key < $1.key }.map { $0.key + "\u{0}" + $0.value.jsonText }.joined(separator: "\u{0}")
-    }
-
-    /// The fields of a string ``fieldsText(_:)`` made.
-    static func fields(_ text: String) -> [String: RawJSONValue] {
-        guard !text.isEmpty else { return [:] }
-        let parts = text.split(separator: "\u{0}", omittingEmptySubsequences: false)
-        var fields: [String: RawJSONValue] = [:]
-        fields.reserveCapacity(parts.count / 2)
-        var index = 0
-        while index + 1 < parts.count {
-            if let value = try? RawJSONValue(jsonText: String(parts[index + 1])) { fields[String(parts[index])] = value }
-            index += 2
-        }
-        return fields
     }
 }
 

@@ -33,7 +33,14 @@ public struct IndexEntry: Sendable, Hashable {
     /// The value of the app's key field (``DocumentIndex/Configuration/keyField``) when it is a string.
     public var key: String?
     /// The manifest fields the index keeps (``DocumentIndex/Configuration/fields``), as their JSON text.
-    public var fields: [String: RawJSONValue]
+    ///
+    /// Parsed when asked for: an index of 100,000 entries listed by key and date parses none.
+    public var fields: [String: RawJSONValue] {
+        get { FieldsText.fields(fieldsText) }
+        set { fieldsText = FieldsText.text(newValue) }
+    }
+    /// ``fields`` as one string (`name NUL json-text NUL …`, sorted by name): what is stored and compared.
+    var fieldsText: String
     /// When the manifest was last modified.
     public var modificationDate: Date?
     /// Whether the document can be opened.
@@ -53,9 +60,47 @@ public struct IndexEntry: Sendable, Hashable {
         self.formatIdentifier = formatIdentifier
         self.formatVersion = formatVersion
         self.key = key
-        self.fields = fields
+        self.fieldsText = FieldsText.text(fields)
         self.modificationDate = modificationDate
         self.state = state
+    }
+
+    /// Makes an entry whose fields are `fieldsText` (as ``FieldsText/text(_:)`` makes it).
+    init(
+        libraryURL: URL, relativePath: String, documentIdentifier: String?, formatIdentifier: String?,
+        formatVersion: Int?, key: String?, fieldsText: String, modificationDate: Date?, state: State
+    ) {
+        self.libraryURL = libraryURL
+        self.relativePath = relativePath
+        self.documentIdentifier = documentIdentifier
+        self.formatIdentifier = formatIdentifier
+        self.formatVersion = formatVersion
+        self.key = key
+        self.fieldsText = fieldsText
+        self.modificationDate = modificationDate
+        self.state = state
+    }
+}
+
+/// An entry's kept fields as one string: `name NUL json-text NUL …`, sorted by name.
+enum FieldsText {
+    /// The fields as one string, sorted by name.
+    static func text(_ fields: [String: RawJSONValue]) -> String {
+        fields.isEmpty ? "" : fields.sorted { $0.key < $1.key }.map { $0.key + "\u{0}" + $0.value.jsonText }.joined(separator: "\u{0}")
+    }
+
+    /// The fields of a string ``text(_:)`` made.
+    static func fields(_ text: String) -> [String: RawJSONValue] {
+        guard !text.isEmpty else { return [:] }
+        let parts = text.split(separator: "\u{0}", omittingEmptySubsequences: false)
+        var fields: [String: RawJSONValue] = [:]
+        fields.reserveCapacity(parts.count / 2)
+        var index = 0
+        while index + 1 < parts.count {
+            if let value = try? RawJSONValue(jsonText: String(parts[index + 1])) { fields[String(parts[index])] = value }
+            index += 2
+        }
+        return fields
     }
 }
 

@@ -109,9 +109,11 @@ struct EntryReader: Sendable {
         record.entry.formatIdentifier = manifest.formatIdentifier
         record.entry.formatVersion = manifest.formatVersion
         if let keyField = configuration.keyField { record.entry.key = manifest.additionalFields[keyField]?.stringValue }
+        var fields: [String: RawJSONValue] = [:]
         for field in configuration.fields {
-            if let value = manifest.additionalFields[field] { record.entry.fields[field] = value }
+            if let value = manifest.additionalFields[field] { fields[field] = value }
         }
+        record.fieldsText = FieldsText.text(fields)
         record.entry.state = state(of: manifest, in: folder.rawValue, path: path)
         if case .current = record.entry.state {
             record.conflicts = conflictStamp(identifier: manifest.documentIdentifier)
