@@ -45,25 +45,40 @@ extension VersionStore {
     @discardableResult
     public func adoptConflictCopies(in folder: URL, names: [String], leavingCopiesInPlace: Bool = false) -> [FileVersion] {
         var adopted: [FileVersion] = []
+        let folderPath = folder.path
         for name in Set(names).sorted() where name != Self.folderName && !ConflictCopyName.isEngineTemporary(name) && !name.contains("/") {
+            // Paths, not URLs, until something is found: a library of 100,000 notes without copies.
+            let path = folderPath + "/" + name
+            guard let isFolder = kind(atPath: path) else { continue }
+            if ConflictCopyName(parsing: name) == nil {
+                if isFolder && !name.hasPrefix(".") { adopted += adoptMemberCopies(inPackageAtPath: path, leavingInPlace: leavingCopiesInPlace) }
+                continue
+            }
             let url = folder.appendingPathComponent(name)
-            guard kind(of: url) != nil else { continue }
             if let copy = itemCopy(named: name, in: folder) {
                 do throws(DocumentKitError) {
                     adopted.append(try adoptItemCopy(copy, at: url, item: folder.appendingPathComponent(copy.originalName), leavingInPlace: leavingCopiesInPlace))
                 } catch {
                     Self.logger.warning("Couldn't adopt the conflict copy \(url.path): \(error.description)")
                 }
-            } else if isDirectory(url) && !name.hasPrefix(".") {
-                let copies = memberCopies(in: url)
-                guard !copies.isEmpty else { continue }
-                for group in Self.group(copies) {
-                    do throws(DocumentKitError) {
-                        adopted.append(try adoptMemberCopies(group, package: url, leavingInPlace: leavingCopiesInPlace))
-                    } catch {
-                        Self.logger.warning("Couldn't adopt the conflict copies in \(url.path): \(error.description)")
-                    }
-                }
+            } else if isFolder && !name.hasPrefix(".") {
+                adopted += adoptMemberCopies(inPackageAtPath: path, leavingInPlace: leavingCopiesInPlace)
+            }
+        }
+        return adopted
+    }
+
+    /// Adopts the conflict copies of members inside the package at `path`, a version per group.
+    private func adoptMemberCopies(inPackageAtPath path: String, leavingInPlace: Bool) -> [FileVersion] {
+        let copies = memberCopies(inPackageAtPath: path)
+        guard !copies.isEmpty else { return [] }
+        let url = URL(fileURLWithPath: path, isDirectory: true)
+        var adopted: [FileVersion] = []
+        for group in Self.group(copies) {
+            do throws(DocumentKitError) {
+                adopted.append(try adoptMemberCopies(group, package: url, leavingInPlace: leavingInPlace))
+            } catch {
+                Self.logger.warning("Couldn't adopt the conflict copies in \(url.path): \(error.description)")
             }
         }
         return adopted
@@ -105,27 +120,47 @@ extension VersionStore {
     /// Conflict copies of members anywhere inside `package` (only in packages with a manifest: a
     /// plain folder of documents is not a package). A copy is a file beside the member it is a
     /// copy of, never a member the manifest lists (an attachment named `results.conflict1` is one).
-    func memberCopies(in package: URL) -> [MemberCopy] {
+    ///
+    /// The manifest is read only when a name looks like a copy: a library of notes without any
+    /// costs a `readdir` and a `stat` per name.
+    func memberCopies(in package: URL) -> [MemberCopy] { memberCopies(inPackageAtPath: package.path) }
+
+    /// ``memberCopies(in:)`` of the package at `packagePath`.
+    func memberCopies(inPackageAtPath packagePath: String) -> [MemberCopy] {
         var found: [MemberCopy] = []
-        let listed = listedMembers(ofPackageAt: package)
-        func walk(_ folder: URL, _ components: [String]) {
+        var listedMembers: Set<String>?
+        let package = URL(fileURLWithPath: packagePath, isDirectory: true)
+        func listed() -> Set<String> {
+            if let listedMembers { return listedMembers }
+            let members = self.listedMembers(ofPackageAt: package)
+            listedMembers = members
+            return members
+        }
+        func walk(_ folderPath: String, _ components: [String]) {
             // No deeper than a package may be (a deeper one is refused when read).
-            guard components.count <= FileWrapper.maximumDepth, let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return }
+            guard components.count <= FileWrapper.maximumDepth, let names = try? FileManager.default.contentsOfDirectory(atPath: folderPath) else { return }
             for name in names.sorted() where !ConflictCopyName.isEngineTemporary(name) {
-                let url = folder.appendingPathComponent(name)
+                let itemPath = folderPath + "/" + name
+                guard ConflictCopyName(parsing: name) != nil else {
+                    // No engine's copy: a member, or a folder to look into.
+                    if !name.hasPrefix(".") && kind(atPath: itemPath) == true { walk(itemPath, components + [name]) }
+                    continue
+                }
+                let folder = URL(fileURLWithPath: folderPath, isDirectory: true)
+                let url = URL(fileURLWithPath: itemPath)
                 let path = (components + [name]).joined(separator: "/")
                 let copy = ConflictCopyName(parsing: name, isFolder: isDirectory(url), engines: syncEngines) {
                     kind(of: folder.appendingPathComponent($0))
                 }
-                if let copy, !isDirectory(url), !listed.contains(path) {
+                if let copy, !isDirectory(url), !listed().contains(path) {
                     found.append(MemberCopy(url: url, folder: components, name: copy, date: copy.date ?? modificationDate(of: url)))
                 } else if isDirectory(url) && !name.hasPrefix(".") {
-                    walk(url, components + [name])
+                    walk(itemPath, components + [name])
                 }
             }
         }
-        guard FileManager.default.fileExists(atPath: package.appendingPathComponent(manifestName).path) else { return [] }
-        walk(package, [])
+        guard kind(atPath: packagePath + "/" + manifestName) != nil else { return [] }
+        walk(packagePath, [])
         return found
     }
 
@@ -218,9 +253,12 @@ extension VersionStore {
     }
 
     /// Whether the item at `url` is a folder (not following a symbolic link); nil if there is none.
-    func kind(of url: URL) -> Bool? {
+    func kind(of url: URL) -> Bool? { kind(atPath: url.path) }
+
+    /// Whether the item at `path` is a folder (not following a link); nil if there is none.
+    func kind(atPath path: String) -> Bool? {
         var info = stat()
-        return lstat(url.path, &info) == 0 ? (info.st_mode & S_IFMT) == S_IFDIR : nil
+        return lstat(path, &info) == 0 ? (info.st_mode & S_IFMT) == S_IFDIR : nil
     }
 
     func isDirectory(_ url: URL) -> Bool {
