@@ -187,3 +187,38 @@ struct IndexLibraryIdentityTests {
         await index.close()
     }
 }
+
+@Suite("Index live updates without listings")
+struct IndexLiveNamedTests {
+    @Test("a swapped, an added and a removed package are taken from the events' names: the library folder is not listed again")
+    func namedEventsNeedNoListing() async throws {
+        let library = try IndexTestLibrary()
+        for name in ["A", "B", "C"] { try library.writeNote("\(name).note", title: name) }
+        let faults = FaultInjector()
+        let index = try DocumentIndex(library.configuration(fileSystem: faults.fileSystem))
+        let collector = BatchCollector(index.updates())
+        #expect(await collector.wait { $0.first?.kind == .gathered })
+        let listings = { faults.trace.filter { $0.call == .listDirectory && $0.name == library.url.standardizedFileURL.path }.count }
+        let before = listings()
+
+        // A save's swap: the new tree under a hidden name, renamed over the old one's place.
+        try library.writeNote(".B.note.tmp", title: "B2")
+        try FileManager.default.removeItem(atPath: library.path("B.note"))
+        try FileManager.default.moveItem(atPath: library.path(".B.note.tmp"), toPath: library.path("B.note"))
+        try library.writeNote("D.note", title: "D")
+        try FileManager.default.removeItem(atPath: library.path("C.note"))
+        try await index.sync()
+        #expect(collector.batches.updates.addedPaths == ["D.note"])
+        #expect(collector.batches.updates.removedPaths == ["C.note"])
+        #expect(collector.batches.updates.flatMap(\.changed).map(\.key).contains("B2"))
+        #expect(listings() == before)
+
+        // A new subfolder is not a package: its folder is listed (and the subfolder watched).
+        try library.writeNote("Sub/E.note", title: "E")
+        try await index.sync()
+        #expect(collector.batches.updates.addedPaths.contains("Sub/E.note"))
+        #expect(listings() > before)
+        #expect(summary(await index.entries) == summary(try await library.configuration().freshScan()))
+        await index.close()
+    }
+}

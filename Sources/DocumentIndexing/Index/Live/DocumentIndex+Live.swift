@@ -106,8 +106,14 @@ extension DocumentIndex {
         flush()
     }
 
-    /// Looks at what the events name: relists the folders they happened in, re-checks the
-    /// packages they name or happened in; after an overflow, checks everything.
+    /// Looks at what the events name: re-checks the packages they name or happened in; relists
+    /// a library folder only when an event there names something other than a package or a hidden
+    /// item (a new subfolder, say), or nothing; after an overflow, checks everything.
+    ///
+    /// A save swaps a package, so every save is an event in its library folder: relisting it
+    /// would cost a `readdir` of 100,000 names for each. The watch reports every change of the
+    /// folder by name, so the packages it names are all that changed; the folder's new stamp is
+    /// then recorded as accounted for (see ``noteChanges(at:since:)``), not as listed.
     func flush() {
         guard let state = live, !state.isHeld else { return }
         let pending = state.inbox.take()
@@ -118,10 +124,13 @@ extension DocumentIndex {
         let root = reader.libraryPath
         var packages = Set<String>()
         var cookies: [String] = []
+        var named = Set<String>()
+        var relist = Set<String>()
         for event in pending.events {
             let folder = event.folder == root ? "" : String(event.folder.dropFirst(root.count + 1))
             if let name = event.name, name.hasPrefix(Self.cookiePrefix), folder.isEmpty {
                 cookies.append(name)
+                named.insert(folder)
                 continue
             }
             // An event inside a package (a member delivered by a sync engine, the manifest edited).
@@ -129,19 +138,43 @@ extension DocumentIndex {
                 packages.insert(folder)
                 continue
             }
-            if let name = event.name, !name.hasPrefix("."), reader.isPackageName(name) {
+            guard let name = event.name else {
+                relist.insert(folder)
+                continue
+            }
+            if name.hasPrefix(".") {
+                named.insert(folder)
+            } else if reader.isPackageName(name) {
+                named.insert(folder)
                 packages.insert(folder.isEmpty ? name : folder + "/" + name)
+            } else {
+                relist.insert(folder)
             }
         }
-        applyLiveChanges(packages: packages)
+        applyLiveChanges(packages: packages, accounting: named.subtracting(relist))
         for cookie in cookies { finishSync(cookie) }
     }
 
     /// Relists the folders whose stamp changed and re-checks `packages`; publishes one batch.
-    func applyLiveChanges(packages: Set<String>, everything: Bool = false) {
+    /// The library folders `accounting` (whose events named every change) are taken as they are
+    /// now, without a listing.
+    func applyLiveChanges(packages: Set<String>, accounting: Set<String> = [], everything: Bool = false) {
         guard (try? checkLibrary()) != nil else { return }
-        var changes = snapshot.refresh(using: reader, listingOnly: !everything)
+        var accounted = IndexSnapshot.Changes()
+        for folder in accounting where snapshot.folders[folder] != nil {
+            guard let stamp = reader.folderStamp(folder) else { continue }
+            snapshot.accounted[folder] = stamp
+            accounted.accountedChanged[folder] = stamp
+        }
+        var changes = accounted
+        changes.merge(snapshot.refresh(using: reader, listingOnly: !everything))
         for path in packages.sorted() { snapshot.revalidate(path, using: reader, into: &changes) }
+        // A package the events named gone marked its folder to be listed: the events said why.
+        for (folder, stamp) in accounted.accountedChanged {
+            guard let stamp, snapshot.accounted[folder] == nil else { continue }
+            snapshot.accounted[folder] = stamp
+            changes.accountedChanged[folder] = stamp
+        }
         // A new folder is watched, then listed again: what was made in it before the watch is seen.
         var touched = (changes.added + changes.changed).map(\.relativePath)
         while updateWatches(packages: touched) {
@@ -222,7 +255,16 @@ extension DocumentIndex {
                 _ = try? refreshNow()
             }
         }
+        // The cookie's removal changes the library folder: as accounted for as it was before
+        // (the watch reports anything else by name), so that the sweep below doesn't list it.
+        let before = reader.folderStamp("")
         try? configuration.fileSystem.unlink(path, in: AT_FDCWD)
+        if live != nil, let before, before == snapshot.folders[""] || before == snapshot.accounted[""], let after = reader.folderStamp("") {
+            snapshot.accounted[""] = after
+            var changes = IndexSnapshot.Changes()
+            changes.accountedChanged[""] = after
+            persist(changes, built: false)
+        }
         // What no watch covers (a package past the watch budget, a member delivered into a
         // subfolder of an incomplete package) sent no event: it is checked now, as the sweep would.
         if live != nil { sweep() }
