@@ -26,7 +26,8 @@ struct DocumentIdentityChange: Sendable, Equatable {
 /// then saves as usual, so the state it replaces is kept in its own history and the original's
 /// history is never touched. While the identifier has no history yet, the sibling of the same
 /// kind (path extension) with the identifier whose folder changed earlier (its change time) is
-/// the original: a copy is made after it. The folder is listed then, once per document.
+/// the original: a copy is made after it. The folder is listed then, once per document, unless
+/// ``Document/identityLookup`` names the siblings that hold the identifier.
 extension Document {
     /// The identity change the save in place at `url` must make, if the document is a copy
     /// (see above); looked at once per document, at its first save in place.
@@ -58,7 +59,15 @@ extension Document {
         }
         // No history yet: a sibling of the same kind with the identifier whose folder changed
         // earlier (the original, which a copy is made from) holds it.
-        guard !url.pathExtension.isEmpty, let names = Self.names(in: folder, fileSystem: saveOptions.fileSystem) else { return nil }
+        guard !url.pathExtension.isEmpty else { return nil }
+        let lookup = state.withLock { $0.identityLookup }
+        let names: [String]
+        if let found = lookup?.items(holding: identifier, in: folder) {
+            names = found.map(\.lastPathComponent)
+        } else {
+            guard let listed = Self.names(in: folder, fileSystem: saveOptions.fileSystem) else { return nil }
+            names = listed
+        }
         for name in names.sorted() where name != url.lastPathComponent && !name.hasPrefix(".") && name.hasSuffix("." + url.pathExtension) {
             let place = folder.appendingPathComponent(name)
             guard

@@ -105,6 +105,7 @@ open class Document<Content: Sendable>: @unchecked Sendable {
         var lastConflictVersion: FileVersion?
         var packageSettlePeriod = PackageVerification.defaultSettlePeriod
         var memberDigestCache: (any MemberDigestCache)? = PersistentMemberDigestCache.shared
+        var identityLookup: (any DocumentIdentityLookup)?
         /// Whether the first save in place looked for another live item with the document's identifier.
         var checkedIdentity = false
         /// The identifier this document was given instead of the one of the document it is a
@@ -354,6 +355,15 @@ open class Document<Content: Sendable>: @unchecked Sendable {
     public var memberDigestCache: (any MemberDigestCache)? {
         get { state.withLock { $0.memberDigestCache } }
         set { state.withLock { $0.memberDigestCache = newValue } }
+    }
+
+    /// Where the first save in place looks for other items holding the document's identifier
+    /// when its version store has no history of it yet (is this document a copy?): a library's
+    /// ``/DocumentIndexing/DocumentIndex/identityLookup()``. Nil (the default) lists the folder and
+    /// reads the manifest of every sibling of the same kind: linear in the folder's size.
+    public var identityLookup: (any DocumentIdentityLookup)? {
+        get { state.withLock { $0.identityLookup } }
+        set { state.withLock { $0.identityLookup = newValue } }
     }
 
     /// The unresolved conflict version the last save made, if the item on disk was no longer

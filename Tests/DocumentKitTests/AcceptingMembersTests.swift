@@ -158,3 +158,58 @@ import Testing
         #expect(original.content.text == "two" && original.manifest?.documentIdentifier == identifier)
     }
 }
+
+/// `Document.identityLookup`: a copy found without reading every sibling.
+@Suite struct IdentityLookupTests {
+    /// A lookup that names what it was told, and counts its questions.
+    final class FixedLookup: DocumentIdentityLookup, @unchecked Sendable {
+        let answer: [URL]?
+        private let lock = NSLock()
+        private var asked: [String] = []
+        init(_ answer: [URL]?) { self.answer = answer }
+        func items(holding identifier: String, in folder: URL) -> [URL]? {
+            lock.withLock { asked.append(identifier) }
+            return answer
+        }
+        var questions: [String] { lock.withLock { asked } }
+    }
+
+    @Test("with a lookup, a cp -a copy's first save (no history yet) gets its own identifier without reading the siblings",
+          arguments: [true, false])
+    func copyFoundThroughLookup(lookupKnows: Bool) async throws {
+        let folder = try TemporaryDirectory()
+        let store = VersionStore(libraryURL: folder.url, pruning: .keepAll)
+        let url = folder.appending("a.text")
+        let original = VersionedTextDocument(fileURL: url, content: VersionedText(title: "A", text: "one"), readerVersion: 2)
+        original.versionStore = store
+        try await original.save()
+        try await original.close()
+        let identifier = try DocumentManifest(jsonData: Data(contentsOf: url.appendingPathComponent("Info.json")), path: url.path).documentIdentifier
+        // Siblings a lookup makes needless to read: their manifests are not even valid.
+        for number in 0..<20 {
+            let sibling = folder.appending("0-other-\(number).text")  // sorted before a.text
+            try FileManager.default.createDirectory(at: sibling, withIntermediateDirectories: true)
+            try Data("not a manifest".utf8).write(to: sibling.appendingPathComponent("Info.json"))
+        }
+        try await Task.sleep(for: .milliseconds(20))  // the copy's folder changes after the original's
+        let copy = folder.appending("copy.text")
+        try FileManager.default.copyItem(at: url, to: copy)
+
+        let faults = FaultInjector()
+        let lookup = FixedLookup(lookupKnows ? [url, copy] : nil)
+        let copied = VersionedTextDocument(fileURL: copy, saveOptions: SaveOptions(fileSystem: faults.fileSystem))
+        copied.versionStore = store
+        copied.identityLookup = lookup
+        try await copied.open()
+        try copied.update { $0.text = "copy" }
+        try await copied.save()
+        try await copied.close()
+
+        let copyManifest = try DocumentManifest(jsonData: Data(contentsOf: copy.appendingPathComponent("Info.json")), path: copy.path)
+        #expect(copyManifest.documentIdentifier != identifier)
+        #expect(lookup.questions == [identifier])
+        let readSiblings = faults.trace.filter { $0.call == .open && $0.name.contains("/0-other-") && $0.name.hasSuffix("Info.json") }.count
+        // Without an answer every sibling's manifest is read, as without a lookup.
+        #expect(readSiblings == (lookupKnows ? 0 : 20))
+    }
+}

@@ -96,6 +96,8 @@ struct NotesLibrary {
         document.versionStore = store
         document.packageSettlePeriod = Self.settlePeriod
         document.presentsFile = presenting
+        // Whether a note is a copy of another is looked up in the index, not in every note.
+        document.identityLookup = await index?.identityLookup()
         if presenting { document.autosavePolicy = nil }
         try await document.open()
         return document

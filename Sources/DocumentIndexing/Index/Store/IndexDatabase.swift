@@ -159,6 +159,13 @@ final class IndexDatabase: Sendable {
         }
     }
 
+    /// The paths of the entries directly in the folder `parent` whose identifier is `identifier`.
+    func paths(withIdentifier identifier: String, inFolder parent: String) throws -> [String] {
+        try queue.read { db in
+            try String.fetchAll(db, sql: "SELECT path FROM entries WHERE identifier = ? AND parent = ?", arguments: [identifier, parent])
+        }
+    }
+
     /// The package stamps of the entries directly in the folder `parent`: their names, without their records.
     func packageStamps(inFolder parent: String) throws -> [String: FileStamp] {
         try queue.read { db in
