@@ -11,8 +11,10 @@ import SystemPackage
 extension DocumentIndex {
     /// The name prefix of the cookie files ``sync()`` writes in the library (hidden: never a document).
     static let cookiePrefix = ".dk-index-sync-"
-    /// How long the index waits for more events before it looks (one batch per burst).
-    static let quietPeriod: Duration = .milliseconds(30)
+    /// How long no event must have come before the index looks (one batch per burst).
+    static let quietPeriod: Duration = .milliseconds(3)
+    /// The longest the index waits for a burst to end before it looks anyway.
+    static let longestWait: Duration = .milliseconds(30)
 
     /// Starts the watcher (before the gathering refresh, so that nothing changed meanwhile is missed).
     func startLive() throws(DocumentKitError) {
@@ -97,11 +99,17 @@ extension DocumentIndex {
         return newFolder
     }
 
-    /// Schedules a look at the inbox after a quiet period.
+    /// Schedules a look at the inbox once no event has come for ``quietPeriod`` (at most
+    /// ``longestWait`` after the first): a save's few events are one batch, and its batch comes
+    /// a few milliseconds after its last event.
     func eventsArrived() async {
-        guard live != nil, live?.flushScheduled == false else { return }
+        guard let state = live, !state.flushScheduled else { return }
         live?.flushScheduled = true
-        try? await Task.sleep(for: Self.quietPeriod)
+        let start = ContinuousClock.now
+        while true {
+            try? await Task.sleep(for: Self.quietPeriod)
+            if state.inbox.sinceLastArrival() >= Self.quietPeriod || ContinuousClock.now - start >= Self.longestWait { break }
+        }
         live?.flushScheduled = false
         flush()
     }

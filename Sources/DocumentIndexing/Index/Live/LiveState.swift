@@ -9,13 +9,19 @@ final class EventInbox: Sendable {
     }
 
     let pending = Mutex(Pending())
+    /// When the watcher last delivered events.
+    let lastArrival = Mutex(ContinuousClock.now)
 
     func add(_ events: [FileWatcher.Event], overflowed: Bool) {
         pending.withLock {
             $0.events += events
             $0.overflowed = $0.overflowed || overflowed
         }
+        lastArrival.withLock { $0 = .now }
     }
+
+    /// How long ago the watcher last delivered events.
+    func sinceLastArrival() -> Duration { ContinuousClock.now - lastArrival.withLock { $0 } }
 
     func take() -> Pending { pending.withLock { state in defer { state = Pending() } ; return state } }
 }
