@@ -35,6 +35,14 @@ struct IndexSnapshot: Sendable {
     mutating func refresh(
         using reader: EntryReader, listingOnly: Bool = false, load: (String) -> EntryRecord? = { _ in nil }
     ) -> Changes {
+        // Every folder as listed (or accounted for): nothing to walk. A live index after an event
+        // in a library of 100,000 documents must not loop over them all.
+        if listingOnly, known.isEmpty, !folders.isEmpty, folders.allSatisfy({ folder, stamp in
+            let now = reader.folderStamp(folder)
+            return now != nil && (now == stamp || now == accounted[folder])
+        }) {
+            return Changes()
+        }
         var changes = Changes()
         var childrenOf: [String: (packages: [String], folders: [String])] = [:]
         for path in records.keys { childrenOf[parentPath(of: path), default: ([], [])].packages.append(path) }
