@@ -147,6 +147,37 @@ import Testing
         #expect(ambiguous.stderr.contains("2 notes have this title"))
     }
 
+    @Test("edits of different notes by four processes at once, and a cp -r by the shell among them: the copy is found")
+    func concurrentEditsAndShellCopy() async throws {
+        try makeNotes(12)
+        try notes.ok(["list"])
+        let runner = notes
+        let library = notes.library
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<4 {
+                group.addTask {
+                    for round in 0..<6 {
+                        let result = try runner.run(["edit", "Note \(worker + 1)", "--append", "w\(worker) r\(round)"])
+                        #expect(result.status == 0, "\(result.stderr)")
+                    }
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: .milliseconds(150))
+                try FileManager.default.copyItem(
+                    at: library.appendingPathComponent("note-9.note"), to: library.appendingPathComponent("shell-copy.note"))
+            }
+            try await group.waitForAll()
+        }
+        // Whatever the saves around it accounted for, the copy is seen: the lookup is ambiguous.
+        let ambiguous = try notes.run(["show", "Note 9"])
+        #expect(ambiguous.status == 65, "\(ambiguous.stderr)")
+        for worker in 0..<4 {
+            let body = try notes.ok(["show", "Note \(worker + 1)"])
+            for round in 0..<6 { #expect(body.contains("w\(worker) r\(round)")) }
+        }
+    }
+
     @Test("a stale index (mv, a hand-edited title, rm -rf, cp -a in the shell) gives the right answers")
     func staleIndex() throws {
         for title in ["Alpha", "Beta", "Gamma"] { try notes.ok(["new", title, "--body", title.lowercased()]) }
