@@ -34,12 +34,12 @@ import Testing
         try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]).write(to: manifest)
     }
 
-    /// The files under the library that `notes ARGS` opened, as strace saw them.
-    func openedFiles(_ arguments: [String]) throws -> [String] {
+    /// The lines `strace -f -qq OPTIONS` wrote while `notes ARGS` ran on the library.
+    func straceLines(_ options: [String], _ arguments: [String]) throws -> [Substring] {
         let trace = directory.appending("trace-\(UUID().uuidString).txt")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/strace")
-        process.arguments = ["-f", "-qq", "-e", "trace=open,openat", "-o", trace.path, NotesRunner.executable.path]
+        process.arguments = ["-f", "-qq"] + options + ["-o", trace.path, NotesRunner.executable.path]
             + arguments + ["--library", notes.library.path]
         var environment = ProcessInfo.processInfo.environment
         environment["NOTES_INDEX_CACHE"] = NotesRunner.indexCache(of: notes.library).path
@@ -49,11 +49,18 @@ import Testing
         try process.run()
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "notes \(arguments) under strace failed")
-        let text = try String(contentsOf: trace, encoding: .utf8)
-        return text.split(separator: "\n").compactMap { line in
-            guard let start = line.firstIndex(of: "\""), let end = line[line.index(after: start)...].firstIndex(of: "\"") else { return nil }
-            return String(line[line.index(after: start)..<end])
-        }
+        return try String(contentsOf: trace, encoding: .utf8).split(separator: "\n")
+    }
+
+    /// The text between the first `open` and `close` in `line`, if any.
+    private func between(_ open: Character, _ close: Character, in line: Substring) -> String? {
+        guard let start = line.firstIndex(of: open), let end = line[line.index(after: start)...].firstIndex(of: close) else { return nil }
+        return String(line[line.index(after: start)..<end])
+    }
+
+    /// The files under the library that `notes ARGS` opened, as strace saw them.
+    func openedFiles(_ arguments: [String]) throws -> [String] {
+        try straceLines(["-e", "trace=open,openat"], arguments).compactMap { between("\"", "\"", in: $0) }
     }
 
     @Test(
@@ -93,24 +100,7 @@ import Testing
 
     /// The folders `notes ARGS` read the names of (`getdents64`), as strace saw them.
     func listedFolders(_ arguments: [String]) throws -> [String] {
-        let trace = directory.appending("trace-\(UUID().uuidString).txt")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/strace")
-        process.arguments = ["-f", "-qq", "-y", "-e", "trace=getdents64", "-o", trace.path, NotesRunner.executable.path]
-            + arguments + ["--library", notes.library.path]
-        var environment = ProcessInfo.processInfo.environment
-        environment["NOTES_INDEX_CACHE"] = NotesRunner.indexCache(of: notes.library).path
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "notes \(arguments) under strace failed")
-        let text = try String(contentsOf: trace, encoding: .utf8)
-        return Set(text.split(separator: "\n").compactMap { line -> String? in
-            guard let start = line.firstIndex(of: "<"), let end = line[line.index(after: start)...].firstIndex(of: ">") else { return nil }
-            return String(line[line.index(after: start)..<end])
-        }).sorted()
+        Set(try straceLines(["-y", "-e", "trace=getdents64"], arguments).compactMap { between("<", ">", in: $0) }).sorted()
     }
 
     /// Whether `notes ARGS` read the library folder's names each of `times` runs. A run in a large

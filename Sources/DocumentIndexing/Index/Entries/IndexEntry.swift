@@ -54,15 +54,10 @@ public struct IndexEntry: Sendable, Hashable {
         libraryURL: URL, relativePath: String, documentIdentifier: String?, formatIdentifier: String?,
         formatVersion: Int?, key: String?, fields: [String: RawJSONValue], modificationDate: Date?, state: State
     ) {
-        self.libraryURL = libraryURL
-        self.relativePath = relativePath
-        self.documentIdentifier = documentIdentifier
-        self.formatIdentifier = formatIdentifier
-        self.formatVersion = formatVersion
-        self.key = key
-        self.fieldsText = FieldsText.text(fields)
-        self.modificationDate = modificationDate
-        self.state = state
+        self.init(
+            libraryURL: libraryURL, relativePath: relativePath, documentIdentifier: documentIdentifier,
+            formatIdentifier: formatIdentifier, formatVersion: formatVersion, key: key, fieldsText: FieldsText.text(fields),
+            modificationDate: modificationDate, state: state)
     }
 
     /// Makes an entry whose fields are `fieldsText` (as ``FieldsText/text(_:)`` makes it).
