@@ -12,7 +12,7 @@ extension DocumentIndex {
     /// The name prefix of the cookie files ``sync()`` writes in the library (hidden: never a document).
     static let cookiePrefix = ".dk-index-sync-"
     /// How long no event must have come before the index looks (one batch per burst).
-    static let quietPeriod: Duration = .milliseconds(3)
+    static let quietPeriod: Duration = .milliseconds(2)
     /// The longest the index waits for a burst to end before it looks anyway.
     static let longestWait: Duration = .milliseconds(30)
 
@@ -107,8 +107,10 @@ extension DocumentIndex {
         live?.flushScheduled = true
         let start = ContinuousClock.now
         while true {
-            try? await Task.sleep(for: Self.quietPeriod)
-            if state.inbox.sinceLastArrival() >= Self.quietPeriod || ContinuousClock.now - start >= Self.longestWait { break }
+            // Sleeps only what is left of the quiet period since the last event.
+            let quiet = state.inbox.sinceLastArrival()
+            if quiet >= Self.quietPeriod || ContinuousClock.now - start >= Self.longestWait { break }
+            try? await Task.sleep(for: Self.quietPeriod - quiet, tolerance: .microseconds(100))
         }
         live?.flushScheduled = false
         flush()
