@@ -179,27 +179,29 @@ import Testing
         let oldTree = samplePackage()
         var newTree = samplePackage()
         newTree["body.md"] = file("the new body")
-        try oldTree.write(to: dir.appending(state == .intentOnly ? "Doc.pkg" : intent.oldName))
-        if state != .nameMissingOnlyOldPresent { try newTree.write(to: dir.appending(intent.newName)) }
-        if state == .nameMissingOnlyNewPresent { try FileManager.default.removeItem(at: dir.appending(intent.oldName)) }
-        if state == .namePresentOldPresent { #expect(rename(dir.appending(intent.newName).path, url.path) == 0) }
-        try intent.data.write(to: dir.appending(".Doc.pkg.dk-intent"))
-        // Litter of another item: left to the occasional pass over the folder.
-        let other = TemporaryName.make(for: "Other.pkg", purpose: "new")
-        try makeLitterPackage(dir.appending(other))
-        let expected = state == .intentOnly || state == .nameMissingOnlyOldPresent ? oldTree : newTree
-
-        let faults = FaultInjector()
+        // No whole-folder pass by chance (one open or save in 64) until the end: every step here
+        // reads or saves in the large folder.
         try LeftoverCleaner.$largeFolderSweepOdds.withValue(0) {
+            try oldTree.write(to: dir.appending(state == .intentOnly ? "Doc.pkg" : intent.oldName))
+            if state != .nameMissingOnlyOldPresent { try newTree.write(to: dir.appending(intent.newName)) }
+            if state == .nameMissingOnlyNewPresent { try FileManager.default.removeItem(at: dir.appending(intent.oldName)) }
+            if state == .namePresentOldPresent { #expect(rename(dir.appending(intent.newName).path, url.path) == 0) }
+            try intent.data.write(to: dir.appending(".Doc.pkg.dk-intent"))
+            // Litter of another item: left to the occasional pass over the folder.
+            let other = TemporaryName.make(for: "Other.pkg", purpose: "new")
+            try makeLitterPackage(dir.appending(other))
+            let expected = state == .intentOnly || state == .nameMissingOnlyOldPresent ? oldTree : newTree
+
+            let faults = FaultInjector()
             switch trigger {
             case .read: #expect(try FileWrapper(contentsOf: url, fileSystem: faults.fileSystem) == expected)
             case .save: try expected.write(to: url, options: SaveOptions(fileSystem: faults.fileSystem))
             }
+            #expect(!faults.trace.contains { $0.call == .listDirectory && $0.name == dir.url.path })
+            #expect(try FileWrapper(contentsOf: url) == expected || trigger == .save)
+            let left = try dir.contents().filter { $0.hasPrefix(".") }
+            #expect(left == [other])
         }
-        #expect(!faults.trace.contains { $0.call == .listDirectory && $0.name == dir.url.path })
-        #expect(try FileWrapper(contentsOf: url) == expected || trigger == .save)
-        let left = try dir.contents().filter { $0.hasPrefix(".") }
-        #expect(left == [other])
 
         // A pass over the whole folder (one open in 64) removes the rest.
         try LeftoverCleaner.$largeFolderSweepOdds.withValue(1) { _ = try FileWrapper(contentsOf: url) }
