@@ -104,18 +104,16 @@ import Testing
         var testDescription: String { rawValue }
     }
 
-    @Test("an interrupted fallback swap is completed from its intent, and the item is never missing",
-          arguments: CrashState.allCases, Trigger.allCases)
-    func intentRecovery(state: CrashState, trigger: Trigger) throws {
-        let dir = try TemporaryDirectory()
-        let url = dir.appending("Doc.pkg")
+    /// Leaves `Doc.pkg` in `dir` as a fallback swap cut off in `state` left it (its intent
+    /// written); returns the tree recovery must give the item. The trees are built elsewhere and
+    /// moved in, so that no recovery runs while the state is set up.
+    private func placeInterruptedSwap(_ state: CrashState, in dir: TemporaryDirectory) throws -> FileWrapper {
         let intent = RenameIntent(
             newName: TemporaryName.make(for: "Doc.pkg", purpose: "new"),
             oldName: TemporaryName.make(for: "Doc.pkg", purpose: "old"))
         let oldTree = samplePackage()
         var newTree = samplePackage()
         newTree["body.md"] = file("the new body")
-        // Built elsewhere and moved in, so that no recovery runs while the state is set up.
         let staging = try TemporaryDirectory()
         try oldTree.write(to: staging.appending("old"))
         try newTree.write(to: staging.appending("new"))
@@ -138,10 +136,18 @@ import Testing
             place("old", as: intent.oldName)
         }
         try intent.data.write(to: dir.appending(".Doc.pkg.dk-intent"))
-        let expected: FileWrapper = switch state {
+        return switch state {
         case .intentOnly, .nameMissingOnlyOldPresent: oldTree
         case .nameMissingNewAndOldPresent, .nameMissingOnlyNewPresent, .namePresentOldPresent: newTree
         }
+    }
+
+    @Test("an interrupted fallback swap is completed from its intent, and the item is never missing",
+          arguments: CrashState.allCases, Trigger.allCases)
+    func intentRecovery(state: CrashState, trigger: Trigger) throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.appending("Doc.pkg")
+        let expected = try placeInterruptedSwap(state, in: dir)
         switch trigger {
         case .read:
             #expect(try FileWrapper(contentsOf: url) == expected)
@@ -173,24 +179,13 @@ import Testing
         let dir = try TemporaryDirectory()
         try makeLarge(dir)
         let url = dir.appending("Doc.pkg")
-        let intent = RenameIntent(
-            newName: TemporaryName.make(for: "Doc.pkg", purpose: "new"),
-            oldName: TemporaryName.make(for: "Doc.pkg", purpose: "old"))
-        let oldTree = samplePackage()
-        var newTree = samplePackage()
-        newTree["body.md"] = file("the new body")
         // No whole-folder pass by chance (one open or save in 64) until the end: every step here
         // reads or saves in the large folder.
         try LeftoverCleaner.$largeFolderSweepOdds.withValue(0) {
-            try oldTree.write(to: dir.appending(state == .intentOnly ? "Doc.pkg" : intent.oldName))
-            if state != .nameMissingOnlyOldPresent { try newTree.write(to: dir.appending(intent.newName)) }
-            if state == .nameMissingOnlyNewPresent { try FileManager.default.removeItem(at: dir.appending(intent.oldName)) }
-            if state == .namePresentOldPresent { #expect(rename(dir.appending(intent.newName).path, url.path) == 0) }
-            try intent.data.write(to: dir.appending(".Doc.pkg.dk-intent"))
+            let expected = try placeInterruptedSwap(state, in: dir)
             // Litter of another item: left to the occasional pass over the folder.
             let other = TemporaryName.make(for: "Other.pkg", purpose: "new")
             try makeLitterPackage(dir.appending(other))
-            let expected = state == .intentOnly || state == .nameMissingOnlyOldPresent ? oldTree : newTree
 
             let faults = FaultInjector()
             switch trigger {

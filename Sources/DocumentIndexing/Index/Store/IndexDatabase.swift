@@ -108,22 +108,18 @@ final class IndexDatabase: Sendable {
     /// Whether a full listing of the library was ever recorded.
     func isBuilt() throws -> Bool { try meta("built") == "1" }
 
-    func folders() throws -> [String: FileStamp] {
-        try queue.read { db in
-            var folders: [String: FileStamp] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT path, stamp FROM folders") {
-                if let stamp = FileStamp(blob: row["stamp"]) { folders[row["path"]] = stamp }
-            }
-            return folders
-        }
-    }
+    /// The stamps at which the non-package folders were listed.
+    func folders() throws -> [String: FileStamp] { try folderStamps(in: "folders") }
 
     /// The stamps at which folders' names were accounted for by a change of this or another
     /// process (see ``DocumentIndex/noteChanges(at:since:)``), without a listing.
-    func accounted() throws -> [String: FileStamp] {
+    func accounted() throws -> [String: FileStamp] { try folderStamps(in: "accounted") }
+
+    /// The rows of `table` (`folders` or `accounted`: path, stamp), by path.
+    private func folderStamps(in table: String) throws -> [String: FileStamp] {
         try queue.read { db in
             var folders: [String: FileStamp] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT path, stamp FROM accounted") {
+            for row in try Row.fetchAll(db, sql: "SELECT path, stamp FROM \(table)") {
                 if let stamp = FileStamp(blob: row["stamp"]) { folders[row["path"]] = stamp }
             }
             return folders
