@@ -97,7 +97,14 @@ struct LiveChurnTests {
         #expect(entries.first { $0.relativePath == "renamed-2.note" }?.key == "Renamed 2")
         for number in [5, 9] {
             let id = try identifier(number)
-            #expect(removed.contains { $0.relativePath == "note-\(number).note" && $0.documentIdentifier == id })
+            let path = "note-\(number).note"
+            let told: [String] = updates.map { batch in
+                let entries: [IndexEntry] = batch.added + batch.changed + batch.removed
+                return entries.filter { $0.relativePath == path }.map(describe).joined(separator: ", ")
+            }
+            #expect(
+                removed.contains { $0.relativePath == path && $0.documentIdentifier == id },
+                "\(path) was not delivered as removed with its identifier: batches \(told)")
             #expect(!entries.contains { $0.documentIdentifier == id })
         }
         // A copy is an add of a duplicate identifier; the original stays.

@@ -52,7 +52,12 @@ struct NotesLibrary {
         let url: URL
         let document: NoteDocument
         var note: Note { document.content }
-        var modified: Date { document.fileWrapper?.modificationDate ?? Date(timeIntervalSince1970: 0) }
+        /// When the note was last saved: its manifest's modification time, as the index records it
+        /// (a package folder's own time moves with its names, not with what is written in them).
+        var modified: Date {
+            let manifest = document.fileWrapper?.fileWrappers?[NoteFormat.manifestName]
+            return manifest?.modificationDate ?? document.fileWrapper?.modificationDate ?? Date(timeIntervalSince1970: 0)
+        }
     }
 
     /// The error for a library path that is a file, not a folder.

@@ -44,6 +44,7 @@ extension DocumentIndex {
 
     func stopLive() {
         live?.sweep?.cancel()
+        live?.settleCheck?.cancel()
         live?.watcher.stop()
         live = nil
     }
@@ -161,15 +162,20 @@ extension DocumentIndex {
                 relist.insert(folder)
             }
         }
-        applyLiveChanges(packages: packages, accounting: named.subtracting(relist))
+        noteEvents(in: packages)
+        applyLiveChanges(packages: packages, accounting: named.subtracting(relist), settling: true)
         for cookie in cookies { finishSync(cookie) }
     }
 
     /// Relists the folders whose stamp changed and re-checks `packages`; publishes one batch.
     /// The library folders `accounting` (whose events named every change) are taken as they are
-    /// now, without a listing.
-    func applyLiveChanges(packages: Set<String>, accounting: Set<String> = [], everything: Bool = false) {
+    /// now, without a listing. When `settling`, packages found mid-change are held back (see
+    /// ``holdUnsettled(_:looked:previous:)``); otherwise those held back are checked and published too.
+    func applyLiveChanges(packages named: Set<String>, accounting: Set<String> = [], everything: Bool = false, settling: Bool = false) {
         guard (try? checkLibrary()) != nil else { return }
+        let packages = settling ? named : named.union(takeUnsettled())
+        var previous: [String: EntryRecord] = [:]
+        if settling { for path in packages { previous[path] = snapshot.records[path] } }
         var accounted = IndexSnapshot.Changes()
         for folder in accounting where snapshot.folders[folder] != nil {
             guard let stamp = reader.folderStamp(folder) else { continue }
@@ -185,6 +191,7 @@ extension DocumentIndex {
             snapshot.accounted[folder] = stamp
             changes.accountedChanged[folder] = stamp
         }
+        if settling { holdUnsettled(&changes, looked: packages, previous: previous) }
         // A new folder is watched, then listed again: what was made in it before the watch is seen.
         var touched = (changes.added + changes.changed).map(\.relativePath)
         while updateWatches(packages: touched) {

@@ -44,4 +44,15 @@ struct LiveState: Sendable {
     var isDegraded = false
     /// For tests: events are left in the inbox (see ``DocumentIndex/holdEvents(_:)``).
     var isHeld = false
+    /// Packages an event showed mid-change (a `cp -r` or `rm -rf` under way, a sync engine
+    /// delivering members): their state is published once it settles (see ``DocumentIndex/holdUnsettled(_:previous:)``).
+    var unsettled: [String: Unsettled] = [:]
+    /// The look at the unsettled packages, when one is scheduled.
+    var settleCheck: Task<Void, Never>?
+}
+
+/// When a package was first seen mid-change, and when an event last named it.
+struct Unsettled: Sendable {
+    var firstSeen: ContinuousClock.Instant
+    var lastEvent: ContinuousClock.Instant
 }
