@@ -51,6 +51,28 @@ enum LibraryFloor {
         switch arguments[1] {
         case "--noop":
             exit(0)
+        case "--index-startup" where arguments.count >= 4:
+            // For profiling: a new index of a library and its refresh, `ROUNDS` times (default 1).
+            do {
+                let configuration = LibraryIndexBench.configuration(arguments[2], cacheFolder: arguments[3])
+                for _ in 0..<(arguments.count >= 5 ? Int(arguments[4]) ?? 1 : 1) {
+                    let start = now()
+                    let entries = try blocking { () async throws -> Int in
+                        let index = try DocumentIndex(configuration)
+                        let batch = try await index.refresh()
+                        await index.close()
+                        return batch.added.count + batch.changed.count
+                    }
+                    let elapsed = now() - start
+                    let floorStart = now()
+                    _ = try LibraryIndexBench.statFloor(arguments[2], reading: "bench-note-000000.note")
+                    let floor = now() - floorStart
+                    print("\(entries) added or changed: \(Double(elapsed) / 1e6) ms, floor \(Double(floor) / 1e6) ms, \(Double(elapsed) / Double(floor))×")
+                }
+                exit(0)
+            } catch {
+                helperFailed("--index-startup", "\(error)")
+            }
         case "--list-floor" where arguments.count >= 3:
             do {
                 let read = try readManifests(of: arguments[2])

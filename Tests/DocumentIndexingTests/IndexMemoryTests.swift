@@ -48,4 +48,30 @@ struct IndexMemoryTests {
         #expect(StoredFields.fieldsText(ofJSON: "{}") == "" && StoredFields.fieldsText(ofJSON: "not json") == "")
         #expect(StoredFields.fieldsText(ofJSON: "{\"a\":\"\\ud83c\\udf89\"}") == "a\u{0}🎉")
     }
+
+    @Test("the one-pass reader of the stored form reads what the general reader reads, and leaves it every other form")
+    func compactStoredFields() throws {
+        let texts = [
+            "", "title\u{0}\"Plan\"", "tags\u{0}[\"a\",\"b\"]\u{0}title\u{0}\"x \\\"q\\\" \\n é 🎉\"", "\u{0}\"\"",
+            "a\u{0}1\u{0}b\u{0}\t\n\r\\/",
+        ]
+        for text in texts {
+            let stored = StoredFields.json(ofFieldsText: text)
+            #expect(StoredFields.compactFieldsText(ofJSON: stored) == text, "\(stored)")
+            #expect(StoredFields.generalFieldsText(ofJSON: stored) == text, "\(stored)")
+        }
+        // Forms another writer could leave: the general reader's (sorted, spaced, \u escapes, damaged).
+        for stored in [
+            "{\"b\":\"1\",\"a\":\"2\"}", "{ \"a\" : \"1\" }", "{\"a\":\"\\u00e9\"}", "{\"é\":\"1\"}", "{\"a\":\"1\"",
+            "{\"a\":\"1\",\"a\":\"2\"}", "{\"a\":\"1\"}x", "{\"a\":1}", "{\"a\\u0000\":\"1\"}",
+        ] {
+            #expect(StoredFields.compactFieldsText(ofJSON: stored) == nil, "\(stored)")
+            #expect(StoredFields.fieldsText(ofJSON: stored) == StoredFields.generalFieldsText(ofJSON: stored))
+        }
+        #expect(StoredFields.fieldsText(ofJSON: "{\"b\":\"1\",\"a\":\"2\"}") == "a\u{0}2\u{0}b\u{0}1")
+        // A control character is written as \u00XX: the general reader's.
+        let control = "a\u{0}\u{1}"
+        #expect(StoredFields.compactFieldsText(ofJSON: StoredFields.json(ofFieldsText: control)) == nil)
+        #expect(StoredFields.fieldsText(ofJSON: StoredFields.json(ofFieldsText: control)) == control)
+    }
 }

@@ -39,6 +39,33 @@ struct IndexScaleTests {
         #expect(Self.statCount(injector) <= 2 * count + 10, "\(Self.statCount(injector)) stats for \(count) entries")
     }
 
+    @Test("a new process's refresh of more documents than one thread stats (stats spread over the cores) finds exactly what changed")
+    func startUpWithConcurrentStats() async throws {
+        let library = try IndexTestLibrary()
+        let count = EntryReader.concurrentStampThreshold + 300
+        for n in 0..<count { try library.writeNote("N\(n).note", title: "Note \(n)") }
+        try await DocumentIndex(library.configuration()).refresh()
+        let first = try DocumentIndex(library.configuration())
+        let edited = try #require(await first.entries(forKey: "Note 7").first?.documentIdentifier)
+        try library.writeNote("N7.note", title: "Edited", identifier: edited)
+        try await Self.swap("N1500.note", in: library, title: "Swapped")
+        try FileManager.default.removeItem(atPath: library.path("N2200.note/body.txt"))
+        try FileManager.default.removeItem(atPath: library.path("N\(count - 1).note"))
+
+        let injector = FaultInjector()
+        let index = try DocumentIndex(library.configuration(fileSystem: injector.fileSystem))
+        let batch = try await index.refresh()
+        #expect(batch.changed.map(\.relativePath).sorted() == ["N1500.note", "N2200.note", "N7.note"])
+        #expect(batch.removed.map(\.relativePath) == ["N\(count - 1).note"])
+        #expect(batch.added.isEmpty)
+        #expect(await index.entry(atRelativePath: "N1500.note")?.key == "Swapped")
+        guard case .incomplete? = await index.entry(atRelativePath: "N2200.note")?.state else { Issue.record("N2200 not incomplete"); return }
+        // The listing's stamp of each package, its manifest's; a few more for the library, the store and each re-read.
+        #expect(Self.statCount(injector) <= 2 * count + 20, "\(Self.statCount(injector)) stats for \(count) entries")
+        let fresh = try await library.configuration(persistent: false).freshScan()
+        #expect(await index.entries == fresh)
+    }
+
     @Test("refreshListing after another process swapped one package of a flat library reads one manifest and loads no other row")
     func listingAfterSwapLoadsOneRow() async throws {
         let library = try IndexTestLibrary()

@@ -65,11 +65,13 @@ struct IndexSnapshot: Sendable {
             if known == stamp || (listingOnly && accounted[folder] == stamp) {
                 let children = childrenOf[folder] ?? ([], [])
                 queue += children.folders
-                for path in children.packages {
+                let stamps = listingOnly ? [] : reader.stamps(of: children.packages, in: library)
+                for (index, path) in children.packages.enumerated() {
                     seenPackages.insert(path)
                     if !listingOnly {
                         if !self.known.isEmpty { materialize(path, load) }
-                        revalidate(path, using: reader, into: &changes, conflictFolders: conflictFolders, library: library)
+                        revalidate(
+                            path, using: reader, into: &changes, conflictFolders: conflictFolders, library: library, stamps: stamps[index])
                     }
                 }
                 continue
@@ -79,6 +81,8 @@ struct IndexSnapshot: Sendable {
             changes.foldersChanged[folder] = listing.stamp
             forgetAccounted(folder, into: &changes)
             queue += listing.folders
+            var toCheck: [String] = []
+            var listed: [FileStamp] = []
             for (path, packageStamp) in listing.packages {
                 seenPackages.insert(path)
                 if records[path] == nil, let knownStamp = self.known[path] {
@@ -91,8 +95,14 @@ struct IndexSnapshot: Sendable {
                         changes.added.append(record)
                     }
                 } else if !listingOnly || records[path]?.package != packageStamp {
-                    revalidate(path, using: reader, into: &changes, conflictFolders: conflictFolders, library: library)
+                    toCheck.append(path)
+                    listed.append(packageStamp)
                 }
+            }
+            // The listing took each package's stamp: only the manifests are stat'ed again.
+            let stamps = reader.stamps(of: toCheck, packages: listed, in: library)
+            for (index, path) in toCheck.enumerated() {
+                revalidate(path, using: reader, into: &changes, conflictFolders: conflictFolders, library: library, stamps: stamps[index])
             }
         }
         for path in Array(records.keys) where !seenPackages.contains(path) {
@@ -118,10 +128,11 @@ struct IndexSnapshot: Sendable {
 
     /// Checks one known package's stamps and re-reads it if one changed (or removes it if gone).
     /// `conflictFolders` is the version store's listing of this refresh (nil: stat the entry's
-    /// folder); `library` the library folder open for stats relative to it (nil: by absolute path).
+    /// folder); `library` the library folder open for stats relative to it (nil: by absolute path);
+    /// `stamps` the package's stamps if the caller took them (``EntryReader/stamps(of:in:)``).
     mutating func revalidate(
         _ path: String, using reader: EntryReader, into changes: inout Changes, force: Bool = false,
-        conflictFolders: Set<String>? = nil, library: Descriptor? = nil
+        conflictFolders: Set<String>? = nil, library: Descriptor? = nil, stamps: PackageStamps? = nil
     ) {
         guard let old = records[path] else {
             if let record = reader.read(path) {
@@ -130,7 +141,7 @@ struct IndexSnapshot: Sendable {
             }
             return
         }
-        guard let package = reader.packageStamp(path, in: library) else {
+        guard let package = stamps.map(\.package) ?? reader.packageStamp(path, in: library) else {
             records[path] = nil
             changes.removed.append(old)
             markUnlisted(parentPath(of: path), into: &changes)
@@ -143,7 +154,8 @@ struct IndexSnapshot: Sendable {
         var readAgain = false
         if case .unresolvedConflicts = old.state { readAgain = true }
         if case .incomplete = old.state { readAgain = true }
-        let unchanged = !force && !readAgain && package == old.package && reader.manifestStamp(path, in: library) == old.manifest
+        let unchanged = !force && !readAgain && package == old.package
+            && (stamps.map(\.manifest) ?? reader.manifestStamp(path, in: library)) == old.manifest
             && reader.conflictsUnchanged(old, names: conflictFolders)
         if unchanged { return }
         guard let record = reader.read(path) else {

@@ -4,6 +4,11 @@
 enum StoredFields {
     /// The record's fields text (``EntryRecord/fieldsText``) of a stored object; "" for anything else.
     static func fieldsText(ofJSON json: String) -> String {
+        compactFieldsText(ofJSON: json) ?? generalFieldsText(ofJSON: json)
+    }
+
+    /// ``fieldsText(ofJSON:)`` of any JSON object.
+    static func generalFieldsText(ofJSON json: String) -> String {
         var bytes = Array(json.utf8)[...]
         var pairs: [(String, String)] = []
         func skipSpace() { while let byte = bytes.first, byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { bytes.removeFirst() } }
@@ -23,6 +28,70 @@ enum StoredFields {
         } while expect(0x2C)  // ,
         guard expect(0x7D), (skipSpace(), bytes.isEmpty).1 else { return "" }
         return pairs.sorted { $0.0 < $1.0 }.map { $0.0 + "\u{0}" + $0.1 }.joined(separator: "\u{0}")
+    }
+
+    /// The fields text of an object as ``json(ofFieldsText:)`` writes it — no white space, ASCII
+    /// names in increasing order, the escapes it writes, no `\u` escape — in one pass and one
+    /// allocation (every row a new process loads goes through here); nil for any other form,
+    /// which the general reader takes.
+    static func compactFieldsText(ofJSON json: String) -> String? {
+        var json = json
+        return json.withUTF8 { bytes -> String? in
+            guard bytes.count >= 2, bytes[0] == 0x7B, bytes[bytes.count - 1] == 0x7D else { return nil }
+            if bytes.count == 2 { return "" }
+            var output: [UInt8] = []
+            output.reserveCapacity(bytes.count)
+            var index = 1
+            var previousName: Range<Int>?
+            var first = true
+            // Reads the string starting at `index` (a quote) into `output`; nil if not of the compact form.
+            func string(ascii: Bool) -> Range<Int>? {
+                guard index < bytes.count, bytes[index] == 0x22 else { return nil }
+                index += 1
+                let start = output.count
+                while index < bytes.count {
+                    let byte = bytes[index]
+                    index += 1
+                    switch byte {
+                    case 0x22: return start..<output.count
+                    case 0x5C:
+                        guard index < bytes.count else { return nil }
+                        let escape = bytes[index]
+                        index += 1
+                        switch escape {
+                        case 0x22, 0x5C, 0x2F: output.append(escape)
+                        case 0x62: output.append(0x08)
+                        case 0x66: output.append(0x0C)
+                        case 0x6E: output.append(0x0A)
+                        case 0x72: output.append(0x0D)
+                        case 0x74: output.append(0x09)
+                        default: return nil
+                        }
+                    case 0..<0x20: return nil
+                    default:
+                        if ascii && byte >= 0x80 { return nil }
+                        output.append(byte)
+                    }
+                }
+                return nil
+            }
+            while true {
+                if !first { output.append(0) }
+                first = false
+                guard let name = string(ascii: true), index < bytes.count, bytes[index] == 0x3A else { return nil }
+                // In increasing order (the general reader sorts); a NUL in a name or text is the general reader's too.
+                if let previous = previousName, !output[previous].lexicographicallyPrecedes(output[name]) { return nil }
+                previousName = name
+                index += 1
+                output.append(0)
+                guard let text = string(ascii: false), !output[name].contains(0), !output[text].contains(0) else { return nil }
+                guard index < bytes.count else { return nil }
+                let separator = bytes[index]
+                index += 1
+                if separator == 0x7D { return index == bytes.count ? String(validating: output, as: UTF8.self) : nil }
+                guard separator == 0x2C else { return nil }
+            }
+        }
     }
 
     /// The stored object of a record's fields text.
