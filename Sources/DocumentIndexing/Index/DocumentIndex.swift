@@ -75,7 +75,8 @@ public actor DocumentIndex {
     ///
     /// Cost: in a new process, every row of the persisted index is loaded (about 380 bytes of
     /// memory per entry), then each package and its manifest are stat'ed (two `fstatat` per entry,
-    /// relative to the library folder) and the version store's `documents` folder is listed once.
+    /// relative to the library folder, spread over the machine's cores in a large library) and the
+    /// version store's `documents` folder is listed once.
     /// Use it for commands about the whole library (list, check, watch); a command that names one
     /// document needs only a lookup and ``revalidate(relativePath:)``.
     ///
