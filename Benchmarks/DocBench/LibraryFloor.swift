@@ -57,12 +57,15 @@ enum LibraryFloor {
                 let configuration = LibraryIndexBench.configuration(arguments[2], cacheFolder: arguments[3])
                 for _ in 0..<(arguments.count >= 5 ? Int(arguments[4]) ?? 1 : 1) {
                     let start = now()
-                    let entries = try blocking { () async throws -> Int in
+                    let heapBefore = LibraryIndexBench.heapInUse()
+                    let (entries, heap) = try blocking { () async throws -> (Int, UInt64) in
                         let index = try DocumentIndex(configuration)
                         let batch = try await index.refresh()
+                        let heap = LibraryIndexBench.heapInUse()
                         await index.close()
-                        return batch.added.count + batch.changed.count
+                        return (batch.added.count + batch.changed.count, heap)
                     }
+                    print("heap growth \(Double(heap) - Double(heapBefore)) bytes")
                     let elapsed = now() - start
                     let floorStart = now()
                     _ = try LibraryIndexBench.statFloor(arguments[2], reading: "bench-note-000000.note")

@@ -98,6 +98,7 @@ extension DocumentIndex {
             snapshot.known = [:]
             snapshot.folders = try database.folders()
             snapshot.accounted = try database.accounted()
+            database.releaseMemory()
         } catch {
             databaseFailed(error)
             snapshot = IndexSnapshot()

@@ -105,6 +105,10 @@ final class IndexDatabase: Sendable {
         try queue.read { try String.fetchOne($0, sql: "SELECT value FROM meta WHERE name = ?", arguments: [name]) }
     }
 
+    /// Gives back the memory SQLite's page cache holds (after every row was loaded: the snapshot
+    /// holds them now, and the cache would cost about 80 bytes per entry more).
+    func releaseMemory() { queue.releaseMemory() }
+
     /// Whether a full listing of the library was ever recorded.
     func isBuilt() throws -> Bool { try meta("built") == "1" }
 
