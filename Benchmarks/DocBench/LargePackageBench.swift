@@ -134,6 +134,32 @@ struct LargePackageBench: Benchmark {
     /// The child: opens the package as a document does (read the tree, the manifest, verify the
     /// members with the digest cache in `cache`, read the body), then the floor (open the
     /// folders, `fstatat` every member, read the body). Prints "OPEN-NS FLOOR-NS HASHED".
+    /// For profiling: `docbench --large-save PACKAGE CACHE ROUNDS` makes (b)'s body edits, printing each one's time.
+    static func saveChild(_ package: String, cache: String, rounds: Int) -> Never {
+        do {
+            var hasher = MemberHasher(digestCache: PersistentMemberDigestCache(folderURL: URL(fileURLWithPath: cache)))
+            let url = URL(fileURLWithPath: package)
+            var tree = try FileWrapper(contentsOf: url)
+            var manifest = try DocumentManifest(package: tree, manifestName: manifestName, packagePath: package)
+            _ = try hasher.verify(tree, against: manifest, manifestName: manifestName, packagePath: package)
+            for round in 0..<rounds {
+                let started = now()
+                tree["body.md"] = FileWrapper(regularFileWithContents: Data("# Note\n\nedit \(round)\n".utf8))
+                manifest.members = try hasher.memberRecords(of: tree, manifestName: manifestName, previous: manifest.members, packagePath: package)
+                tree[manifestName] = FileWrapper(regularFileWithContents: try manifest.jsonData())
+                let saved = try tree.write(to: url)
+                hasher.rememberDigests(of: saved, members: manifest.members ?? [:])
+                hasher.recordSavedDigests(ofPackageAt: package, members: manifest.members ?? [:])
+                tree = saved
+                print("save \(Double(now() - started) / 1e6) ms")
+            }
+            exit(0)
+        } catch {
+            print("error: \(error)")
+            exit(1)
+        }
+    }
+
     static func openChild(_ package: String, cache: String) -> Never {
         do {
             let digestCache = PersistentMemberDigestCache(folderURL: URL(fileURLWithPath: cache))

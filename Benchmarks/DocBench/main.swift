@@ -130,6 +130,9 @@ if CommandLine.arguments.count >= 4, CommandLine.arguments[1] == "--presenter" {
     RoundTripBench.presenterProcess(namespace: CommandLine.arguments[2], file: CommandLine.arguments[3])
 }
 
+if CommandLine.arguments.count >= 5, CommandLine.arguments[1] == "--large-save" {
+    LargePackageBench.saveChild(CommandLine.arguments[2], cache: CommandLine.arguments[3], rounds: Int(CommandLine.arguments[4]) ?? 1)
+}
 if CommandLine.arguments.count >= 4, CommandLine.arguments[1] == "--large-open" {
     LargePackageBench.openChild(CommandLine.arguments[2], cache: CommandLine.arguments[3])
 }

@@ -39,12 +39,15 @@ struct IndexScaleTests {
         #expect(Self.statCount(injector) <= 2 * count + 10, "\(Self.statCount(injector)) stats for \(count) entries")
     }
 
-    @Test("a new process's refresh of more documents than one thread stats (stats spread over the cores) finds exactly what changed")
+    @Test("an index built and refreshed in a new process over more documents than one thread reads (spread over the cores) finds exactly what changed")
     func startUpWithConcurrentStats() async throws {
         let library = try IndexTestLibrary()
-        let count = EntryReader.concurrentStampThreshold + 300
+        let count = EntryReader.concurrentThreshold + 300
         for n in 0..<count { try library.writeNote("N\(n).note", title: "Note \(n)") }
-        try await DocumentIndex(library.configuration()).refresh()
+        // Built from nothing: every package read, over the cores, each entry its own.
+        let built = try await DocumentIndex(library.configuration()).refresh()
+        #expect(built.added.count == count)
+        #expect(built.added.allSatisfy { $0.key == "Note " + $0.relativePath.dropFirst().dropLast(5) && $0.state == .current })
         let first = try DocumentIndex(library.configuration())
         let edited = try #require(await first.entries(forKey: "Note 7").first?.documentIdentifier)
         try library.writeNote("N7.note", title: "Edited", identifier: edited)

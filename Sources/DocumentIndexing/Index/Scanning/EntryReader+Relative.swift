@@ -38,45 +38,55 @@ struct PackageStamps: Sendable {
 }
 
 extension EntryReader {
-    /// Fewer packages than this are stat'ed on the calling thread.
-    static let concurrentStampThreshold = 2_048
+    /// Fewer packages than this are stat'ed or read on the calling thread.
+    static let concurrentThreshold = 2_048
 
     /// The stamps of `paths` (relative to the open library folder `library`), in order: a full
     /// refresh's two `fstatat` per entry, spread over the machine's cores when there are many
     /// (a start-up on 100,000 documents is mostly path lookups in the kernel).
     /// `packages`, when given, are the package stamps a listing just took: only the manifests are stat'ed.
     func stamps(of paths: [String], packages: [FileStamp]? = nil, in library: Descriptor?) -> [PackageStamps] {
-        @Sendable func stamps(_ index: Int) -> PackageStamps {
+        concurrentMap(paths.count, threshold: Self.concurrentThreshold) { index in
             let path = paths[index]
             return PackageStamps(package: packages?[index] ?? packageStamp(path, in: library), manifest: manifestStamp(path, in: library))
         }
-        let workers = min(ProcessInfo.processInfo.activeProcessorCount, 4)
-        guard paths.count >= Self.concurrentStampThreshold, workers > 1 else { return paths.indices.map(stamps) }
-        let results = StampSlots(count: paths.count)
-        let chunk = (paths.count + workers - 1) / workers
-        DispatchQueue.concurrentPerform(iterations: workers) { worker in
-            for index in (worker * chunk)..<min(paths.count, (worker + 1) * chunk) { results.set(index, stamps(index)) }
-        }
-        return results.take()
+    }
+
+    /// The packages at `paths` read (``read(_:)``), in order, spread over the cores when there are
+    /// many: a library indexed for the first time.
+    func read(_ paths: [String]) -> [EntryRecord?] {
+        concurrentMap(paths.count, threshold: Self.concurrentThreshold) { read(paths[$0]) }
     }
 }
 
-/// One slot per path, each written by exactly one worker of ``EntryReader/stamps(of:in:)``
+/// `transform` of `0..<count`, in order: on up to 4 threads (the machine's cores) from `threshold`
+/// items on, each thread taking one contiguous range.
+func concurrentMap<T: Sendable>(_ count: Int, threshold: Int, _ transform: @Sendable (Int) -> T) -> [T] {
+    let workers = min(ProcessInfo.processInfo.activeProcessorCount, 4)
+    guard count >= threshold, workers > 1 else { return (0..<count).map(transform) }
+    let results = Slots<T>(count: count)
+    let chunk = (count + workers - 1) / workers
+    DispatchQueue.concurrentPerform(iterations: workers) { worker in
+        for index in (worker * chunk)..<min(count, (worker + 1) * chunk) { results.set(index, transform(index)) }
+    }
+    return results.take()
+}
+
+/// One slot per item of ``concurrentMap(_:threshold:_:)``, each written by exactly one worker
 /// before `concurrentPerform` returns, and read only after: no two threads touch one slot.
-private final class StampSlots: @unchecked Sendable {
-    private let base: UnsafeMutablePointer<PackageStamps>
+private final class Slots<T>: @unchecked Sendable {
+    private let base: UnsafeMutablePointer<T?>
+    private let count: Int
 
     init(count: Int) {
         base = .allocate(capacity: count)
-        base.initialize(repeating: PackageStamps(), count: count)
+        base.initialize(repeating: nil, count: count)
         self.count = count
     }
 
-    private let count: Int
+    func set(_ index: Int, _ value: T) { base[index] = value }
 
-    func set(_ index: Int, _ stamps: PackageStamps) { base[index] = stamps }
-
-    func take() -> [PackageStamps] { Array(UnsafeBufferPointer(start: base, count: count)) }
+    func take() -> [T] { UnsafeBufferPointer(start: base, count: count).map { $0! } }
 
     deinit {
         base.deinitialize(count: count)

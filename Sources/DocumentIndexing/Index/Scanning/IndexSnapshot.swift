@@ -83,6 +83,7 @@ struct IndexSnapshot: Sendable {
             queue += listing.folders
             var toCheck: [String] = []
             var listed: [FileStamp] = []
+            var toRead: [String] = []
             for (path, packageStamp) in listing.packages {
                 seenPackages.insert(path)
                 if records[path] == nil, let knownStamp = self.known[path] {
@@ -90,14 +91,17 @@ struct IndexSnapshot: Sendable {
                     materialize(path, load)
                 }
                 if records[path] == nil {
-                    if let record = reader.read(path) {
-                        records[path] = record
-                        changes.added.append(record)
-                    }
+                    toRead.append(path)
                 } else if !listingOnly || records[path]?.package != packageStamp {
                     toCheck.append(path)
                     listed.append(packageStamp)
                 }
+            }
+            // New packages (every one, the first time a library is indexed), read over the cores.
+            for record in reader.read(toRead) {
+                guard let record else { continue }
+                records[record.relativePath] = record
+                changes.added.append(record)
             }
             // The listing took each package's stamp: only the manifests are stat'ed again.
             let stamps = reader.stamps(of: toCheck, packages: listed, in: library)

@@ -209,7 +209,7 @@ final class IndexDatabase: Sendable {
     func write(_ changes: IndexSnapshot.Changes, sequence: UInt64, built: Bool) throws {
         try queue.write { db in
             for record in changes.removed {
-                try db.execute(sql: "DELETE FROM entries WHERE path = ?", arguments: [record.relativePath])
+                try db.cachedStatement(sql: "DELETE FROM entries WHERE path = ?").execute(arguments: [record.relativePath])
             }
             for record in changes.added + changes.changed { try Self.upsert(record, in: db) }
             for (path, stamp) in changes.foldersChanged {
@@ -242,12 +242,14 @@ final class IndexDatabase: Sendable {
             }
         let fields = StoredFields.json(ofFieldsText: record.fieldsText)
         let modified = record.manifest?.modificationTime
-        try db.execute(
+        // Prepared once per connection: a first build writes a row per document.
+        let statement = try db.cachedStatement(
             sql: """
                 INSERT OR REPLACE INTO entries (path, parent, identifier, format, version, key, keyFolded, fields, modified,
                     state, stateCount, stateDetail, packageStamp, manifestStamp, conflictStamp)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
+                """)
+        try statement.execute(
             arguments: [
                 record.relativePath, parentPath(of: record.relativePath), record.identifier.text, record.formatIdentifier,
                 record.formatVersion, record.key, record.key.map(DocumentIndex.folded), fields, modified, state, count, detail,
