@@ -87,10 +87,13 @@ enum LibraryFloor {
         case "--rename-in" where arguments.count >= 4:
             let temporary = arguments[2] + "/.docbench-\(arguments[3])"
             let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            guard fd >= 0, write(fd, arguments[3], arguments[3].utf8.count) >= 0, close(fd) == 0,
-                rename(temporary, arguments[2] + "/file-\(arguments[3])") == 0
-            else { helperFailed("--rename-in", "errno \(errno)") }
-            print(now())
+            guard fd >= 0, write(fd, arguments[3], arguments[3].utf8.count) >= 0, close(fd) == 0 else {
+                helperFailed("--rename-in", "errno \(errno)")
+            }
+            // The time just before the rename: a watcher can hear it before this process prints.
+            let renaming = now()
+            guard rename(temporary, arguments[2] + "/file-\(arguments[3])") == 0 else { helperFailed("--rename-in", "errno \(errno)") }
+            print(renaming)
             exit(0)
         case "--save-manifest" where arguments.count >= 4:
             do {

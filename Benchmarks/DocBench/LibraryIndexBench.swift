@@ -254,7 +254,7 @@ struct LibraryIndexBench {
                 + "(`docbench --save-manifest`) saves a note of the \(LibraryBench.count(result.liveSize))-note library with "
                 + "DocumentKit (a new manifest, the body hard-linked, the swap) and prints when its save returned; the time "
                 + "until `updates()` delivers the batch, against a raw inotify watch (a thread blocked in `read`) seeing "
-                + "another process's rename (`docbench --rename-in`).",
+                + "another process's rename (`docbench --rename-in`, timed just before its `rename`).",
             "",
             "| measure | median | p90 | floor (median) | × floor |",
             "|---|---|---|---|---|",

@@ -12,7 +12,7 @@ extension DocumentIndex {
     /// The name prefix of the cookie files ``sync()`` writes in the library (hidden: never a document).
     static let cookiePrefix = ".dk-index-sync-"
     /// How long no event must have come before the index looks (one batch per burst).
-    static let quietPeriod: Duration = .milliseconds(2)
+    static let quietPeriod: Duration = .milliseconds(1)
     /// The longest the index waits for a burst to end before it looks anyway.
     static let longestWait: Duration = .milliseconds(30)
 
