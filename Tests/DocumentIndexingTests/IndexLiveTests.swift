@@ -93,7 +93,28 @@ struct IndexLiveTests {
         #expect(added.count == 60 && Set(added).count == 60, "\(added.count) added")
         #expect(collector.batches.removedPaths.isEmpty)
         let fresh = try DocumentIndex(library.configuration(persistent: false))
-        #expect(await index.entries == fresh.entries)
+        let live = await index.entries
+        let scanned = await fresh.entries
+        #expect(live == scanned, "\(differences(live, scanned, "live", "fresh"))")
+        await index.close()
+    }
+
+    @Test("a package read damaged (its manifest mid-write) whose watch came too late to hear the rest is read again by sync()")
+    func damagedReadAgainBySync() async throws {
+        let library = try IndexTestLibrary()
+        let id = try library.writeNote("A.note", title: "A")
+        let manifest = URL(fileURLWithPath: library.path("A.note/Info.json"))
+        let whole = try Data(contentsOf: manifest)
+        try whole.prefix(whole.count / 2).write(to: manifest)
+        let index = try DocumentIndex(library.configuration(persistent: false))
+        let collector = BatchCollector(index.updates())
+        #expect(await collector.wait { $0.first?.kind == .gathered })
+        guard case .damaged? = await index.entry(atRelativePath: "A.note")?.state else { Issue.record("not damaged"); return }
+        await index.loseWatch(ofPackage: "A.note")
+        try whole.write(to: manifest)
+        try await index.sync()
+        let entry = await index.entry(atRelativePath: "A.note")
+        #expect(entry?.state == .current && entry?.documentIdentifier == id, "\(String(describing: entry))")
         await index.close()
     }
 

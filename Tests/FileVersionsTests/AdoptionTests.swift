@@ -45,6 +45,30 @@ import Testing
         #expect(store.pendingConflictCopies(in: library.url).isEmpty)
     }
 
+    @Test func adoptionLooksThroughTheFileSystemSeamAndAFailedListingNamesTheFolder() throws {
+        let library = try TemporaryDirectory()
+        let package = library.appending("trip.note")
+        try Self.makePackage(at: package, body: "winner")
+        try Data("loser".utf8).write(to: package.appendingPathComponent("body.sync-conflict-20261122-061514-OX5HCJ3.md"))
+        let faults = FaultInjector()
+        let store = VersionStore(libraryURL: library.url, fileSystem: faults.fileSystem)
+        #expect(store.pendingConflictCopies(in: library.url).count == 1)
+        // Every listing and stat of the walk went through the seam.
+        #expect(faults.trace.contains { $0.call == .listDirectory && $0.name == package.path })
+        #expect(faults.trace.contains { $0.call == .status && $0.name == package.path })
+
+        faults.fail(.listDirectory, with: .permissionDenied)
+        do {
+            try store.adoptConflictCopies(in: library.url)
+            Issue.record("the listing's failure was not reported")
+        } catch {
+            #expect(error.code == .permissionDenied && error.path == library.url.path, "\(error)")
+            #expect(error.localizedDescription.contains(library.url.path))
+        }
+        // Nothing was adopted or moved.
+        #expect(FileManager.default.fileExists(atPath: package.appendingPathComponent("body.sync-conflict-20261122-061514-OX5HCJ3.md").path))
+    }
+
     @Test func adoptingTheSameCopiesOnTwoMachinesWritesByteIdenticalStores() throws {
         var records: [Data] = []
         var ids: [String] = []

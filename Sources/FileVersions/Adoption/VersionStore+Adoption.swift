@@ -6,6 +6,7 @@ import FilePackages
 import FormatVersioning
 import Foundation
 import Logging
+import SystemPackage
 
 extension VersionStore {
     /// Adopts the conflict copies that sync engines left in `folder` (see ``ConflictCopyName``)
@@ -29,8 +30,8 @@ extension VersionStore {
     @discardableResult
     public func adoptConflictCopies(in folder: URL, leavingCopiesInPlace: Bool = false) throws(DocumentKitError) -> [FileVersion] {
         let names: [String]
-        do { names = try FileManager.default.contentsOfDirectory(atPath: folder.path) } catch {
-            throw DocumentKitError(.notFound, operation: .read, path: folder.path, detail: "Can't list the folder: \(error.localizedDescription)")
+        do { names = try itemNames(inFolderAtPath: folder.path) } catch {
+            throw DocumentKitError(error, operation: .read, path: folder.path, step: "listing the folder for conflict copies")
         }
         return adoptConflictCopies(in: folder, names: names, leavingCopiesInPlace: leavingCopiesInPlace)
     }
@@ -86,7 +87,7 @@ extension VersionStore {
 
     /// The conflict copies a folder's own check would find, without adopting them: for counting.
     public func pendingConflictCopies(in folder: URL) -> [URL] {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return [] }
+        guard let names = try? itemNames(inFolderAtPath: folder.path) else { return [] }
         var found: [URL] = []
         for name in names.sorted() where name != Self.folderName {
             let url = folder.appendingPathComponent(name)
@@ -138,7 +139,7 @@ extension VersionStore {
         }
         func walk(_ folderPath: String, _ components: [String]) {
             // No deeper than a package may be (a deeper one is refused when read).
-            guard components.count <= FileWrapper.maximumDepth, let names = try? FileManager.default.contentsOfDirectory(atPath: folderPath) else { return }
+            guard components.count <= FileWrapper.maximumDepth, let names = try? itemNames(inFolderAtPath: folderPath) else { return }
             for name in names.sorted() where !ConflictCopyName.isEngineTemporary(name) {
                 let itemPath = folderPath + "/" + name
                 guard ConflictCopyName(parsing: name) != nil else {
@@ -229,7 +230,7 @@ extension VersionStore {
                 devices: devices.isEmpty ? nil : devices)
             let version = try makeVersion(draft)
             if !leavingInPlace {
-                for copy in group { try? FileManager.default.removeItem(at: copy.url) }
+                for copy in group { try? removeItem(copy.url.path, in: AT_FDCWD, using: fileSystem) }
             }
             return version
         }
@@ -257,19 +258,22 @@ extension VersionStore {
 
     /// Whether the item at `path` is a folder (not following a link); nil if there is none.
     func kind(atPath path: String) -> Bool? {
-        var info = stat()
-        return lstat(path, &info) == 0 ? (info.st_mode & S_IFMT) == S_IFDIR : nil
+        guard let status = try? fileSystem.status(of: path, in: AT_FDCWD) else { return nil }
+        return status.kind == .directory
     }
 
-    func isDirectory(_ url: URL) -> Bool {
-        var info = stat()
-        return lstat(url.path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
-    }
+    func isDirectory(_ url: URL) -> Bool { kind(atPath: url.path) == true }
 
     func modificationDate(of url: URL) -> Date {
-        var info = stat()
-        guard lstat(url.path, &info) == 0 else { return Date(timeIntervalSince1970: 0) }
-        return Date(timeIntervalSince1970: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)
+        guard let status = try? fileSystem.status(of: url.path, in: AT_FDCWD) else { return Date(timeIntervalSince1970: 0) }
+        return Date(timeIntervalSince1970: Double(status.modificationTime) / 1e9)
+    }
+
+    /// The names in the folder at `path` (following a link to it, as a listing by path does).
+    func itemNames(inFolderAtPath path: String) throws(Errno) -> [String] {
+        let fd = try fileSystem.open(path, in: AT_FDCWD, flags: O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        defer { try? fileSystem.close(fd, name: path) }
+        return try fileSystem.contentsOfDirectory(fd, name: path)
     }
 }
 

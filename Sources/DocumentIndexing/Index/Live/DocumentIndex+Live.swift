@@ -222,11 +222,15 @@ extension DocumentIndex {
     /// The periodic check: folder listings and the packages no watch covers (all, when degraded).
     func sweep() {
         guard let state = live else { return }
-        // An incomplete package too: a member delivered into one of its subfolders, which no watch covers.
+        // An incomplete package too: a member delivered into one of its subfolders, which no watch
+        // covers. And a damaged one: read while another program wrote its manifest, its watch
+        // may have come after the writing ended (rare either way, and cheap: a stat or two).
         let toCheck = snapshot.records.values.lazy.filter { record in
             guard state.watchedPackages.contains(record.relativePath) else { return true }
-            if case .incomplete = record.state { return true }
-            return false
+            switch record.state {
+            case .incomplete, .damaged: return true
+            case .current, .unresolvedConflicts, .tooNew: return false
+            }
         }.map(\.relativePath)
         applyLiveChanges(packages: Set(toCheck))
     }
@@ -235,6 +239,10 @@ extension DocumentIndex {
 
     /// For tests: while held, events are left in the inbox (as if the kernel's queue were full).
     func holdEvents(_ held: Bool) { live?.isHeld = held }
+
+    /// For tests: stops watching a package that stays counted as watched (as when its watch came
+    /// only after another program's change to it had ended).
+    func loseWatch(ofPackage path: String) { live?.watcher.unwatch(reader.absolutePath(path)) }
 
     /// For tests: drops the held events and acts as after a queue overflow.
     func simulateOverflow() {
