@@ -30,6 +30,15 @@ struct RecordTable: Sendable {
         }
     }
 
+    /// Adds `record` unless a record at its path is there already (one hash lookup, no copy out).
+    mutating func insertIfAbsent(_ record: EntryRecord) {
+        if let kept = positions.updateValue(Int32(storage.count), forKey: record.relativePath) {
+            positions[record.relativePath] = kept  // a duplicate path (rare): the first record stays
+            return
+        }
+        storage.append(record)
+    }
+
     /// Removes the record at `path` (the last record takes its place), returning it.
     @discardableResult
     mutating func removeValue(forKey path: String) -> EntryRecord? {

@@ -144,7 +144,7 @@ final class IndexDatabase: Sendable {
     func recordTable(libraryURL: URL) throws -> RecordTable {
         var table = RecordTable()
         table.reserveCapacity(try queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM entries") } ?? 0)
-        try forEachRecord(sql: "", libraryURL: libraryURL) { if table[$0.relativePath] == nil { table[$0.relativePath] = $0 } }
+        try forEachRecord(sql: "", libraryURL: libraryURL) { table.insertIfAbsent($0) }
         return table
     }
 
