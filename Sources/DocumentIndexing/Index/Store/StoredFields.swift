@@ -58,15 +58,8 @@ enum StoredFields {
                         guard index < bytes.count else { return nil }
                         let escape = bytes[index]
                         index += 1
-                        switch escape {
-                        case 0x22, 0x5C, 0x2F: output.append(escape)
-                        case 0x62: output.append(0x08)
-                        case 0x66: output.append(0x0C)
-                        case 0x6E: output.append(0x0A)
-                        case 0x72: output.append(0x0D)
-                        case 0x74: output.append(0x09)
-                        default: return nil
-                        }
+                        guard let unescaped = unescaped(escape) else { return nil }
+                        output.append(unescaped)
                     case 0..<0x20: return nil
                     default:
                         if ascii && byte >= 0x80 { return nil }
@@ -128,6 +121,19 @@ enum StoredFields {
         output.append(0x22)
     }
 
+    /// The byte a one-letter JSON escape (`\n`, `\"`, …) stands for; nil for `\u` and anything else.
+    private static func unescaped(_ escape: UInt8) -> UInt8? {
+        switch escape {
+        case 0x22, 0x5C, 0x2F: escape
+        case 0x62: 0x08
+        case 0x66: 0x0C
+        case 0x6E: 0x0A
+        case 0x72: 0x0D
+        case 0x74: 0x09
+        default: nil
+        }
+    }
+
     /// Reads a JSON string at the start of `bytes`, unescaping it; nil if there is none.
     private static func string(_ bytes: inout ArraySlice<UInt8>) -> String? {
         guard bytes.first == 0x22 else { return nil }
@@ -157,16 +163,8 @@ enum StoredFields {
                     output += Array(String(Character(scalar)).utf8)
                     continue
                 }
-                guard pendingHigh == nil else { return nil }
-                switch escape {
-                case 0x22, 0x5C, 0x2F: output.append(escape)
-                case 0x62: output.append(0x08)
-                case 0x66: output.append(0x0C)
-                case 0x6E: output.append(0x0A)
-                case 0x72: output.append(0x0D)
-                case 0x74: output.append(0x09)
-                default: return nil
-                }
+                guard pendingHigh == nil, let unescaped = unescaped(escape) else { return nil }
+                output.append(unescaped)
             default:
                 guard pendingHigh == nil, byte >= 0x20 else { return nil }
                 output.append(byte)
