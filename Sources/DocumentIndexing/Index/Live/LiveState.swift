@@ -45,7 +45,7 @@ struct LiveState: Sendable {
     /// For tests: events are left in the inbox (see ``DocumentIndex/holdEvents(_:)``).
     var isHeld = false
     /// Packages an event showed mid-change (a `cp -r` or `rm -rf` under way, a sync engine
-    /// delivering members): their state is published once it settles (see ``DocumentIndex/holdUnsettled(_:previous:)``).
+    /// delivering members): their state is published once it settles (see ``DocumentIndex/holdUnsettled(_:looked:previous:)``).
     var unsettled: [String: Unsettled] = [:]
     /// The look at the unsettled packages, when one is scheduled.
     var settleCheck: Task<Void, Never>?
