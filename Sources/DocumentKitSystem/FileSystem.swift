@@ -46,6 +46,8 @@ public enum SystemCall: String, Sendable, CaseIterable, CustomStringConvertible 
     case lock
     /// Listing a directory (`fdopendir`, `readdir`).
     case listDirectory
+    /// `utimensat(2)`.
+    case setTimes
 
     public var description: String { rawValue }
 }
@@ -168,6 +170,11 @@ public struct FileSystem: Sendable {
     /// `fchown(2)`.
     package func changeOwner(_ fd: CInt, user: UInt32, group: UInt32, name: String) throws(Errno) {
         try performVoid(.changeOwner, name) { Glibc.fchown(fd, user, group) }
+    }
+
+    /// `utimensat(2)` setting the access and modification times to now, not following a link.
+    package func setTimesToNow(_ name: String, in directory: CInt) throws(Errno) {
+        try performVoid(.setTimes, name) { Glibc.utimensat(directory, name, nil, AT_SYMLINK_NOFOLLOW) }
     }
 
     /// `flock(LOCK_EX | LOCK_NB)`: throws `EWOULDBLOCK` when another open file description holds it.

@@ -18,6 +18,63 @@ struct IndexPersistenceTests {
         return library.cache.url.appendingPathComponent(names[0]).path
     }
 
+    @Test("making an index file forgets those not opened for 30 days (with their -wal and -shm), keeps the others, and opening one marks it used")
+    func indexFilesOfGoneLibrariesAreForgotten() async throws {
+        let cache = try TemporaryDirectory(prefix: "index-prune-cache")
+        func configuration(_ library: IndexTestLibrary) -> DocumentIndex.Configuration {
+            var configuration = library.configuration()
+            configuration.cacheFolder = cache.url
+            return configuration
+        }
+        func files() throws -> Set<String> { Set(try FileManager.default.contentsOfDirectory(atPath: cache.url.path)) }
+        func age(_ name: String, days: Double) throws {
+            try FileManager.default.setAttributes(
+                [.modificationDate: Date(timeIntervalSinceNow: -days * 86_400)], ofItemAtPath: cache.url.appendingPathComponent(name).path)
+        }
+        let gone = try IndexTestLibrary()
+        let idle = try IndexTestLibrary()
+        for library in [gone, idle] {
+            try library.writeNote("A.note", title: "A")
+            let index = try DocumentIndex(configuration(library))
+            try await index.refresh()
+            await index.close()
+        }
+        let before = try files()
+        let indexes = before.filter { $0.hasSuffix(".sqlite") }
+        #expect(indexes.count == 2)
+        // Which file is whose: the one opened last is the newest.
+        let byDate = try indexes.sorted {
+            let attributes = try [$0, $1].map { try FileManager.default.attributesOfItem(atPath: cache.url.appendingPathComponent($0).path) }
+            return (attributes[0][.modificationDate] as! Date) < (attributes[1][.modificationDate] as! Date)
+        }
+        let (goneFile, idleFile) = (byDate[0], byDate[1])
+        try Data().write(to: cache.url.appendingPathComponent(goneFile + "-wal"))
+        try age(goneFile, days: 40)
+        try age(idleFile, days: 10)
+
+        // Opening an existing index makes no pruning; it marks the file used.
+        let reopened = try DocumentIndex(configuration(idle))
+        await reopened.close()
+        let idleDate = try FileManager.default.attributesOfItem(atPath: cache.url.appendingPathComponent(idleFile).path)[.modificationDate] as! Date
+        #expect(idleDate.timeIntervalSinceNow > -60)
+        #expect(try files().contains(goneFile))
+
+        // A new library's index file is made: the month-old one goes, with its -wal.
+        let fresh = try IndexTestLibrary()
+        try fresh.writeNote("B.note", title: "B")
+        let made = try DocumentIndex(configuration(fresh))
+        try await made.refresh()
+        await made.close()
+        let after = try files()
+        #expect(!after.contains(goneFile) && !after.contains(goneFile + "-wal"), "\(after.sorted())")
+        #expect(after.contains(idleFile))
+        #expect(after.filter { $0.hasSuffix(".sqlite") }.count == 2)
+        // The forgotten library's index is made again by a scan: the answers are right.
+        let again = try DocumentIndex(configuration(gone))
+        #expect(try await again.refresh().added.map(\.key) == ["A"])
+        await again.close()
+    }
+
     @Test("a new process's refresh reads only the manifest that changed and stats the rest")
     func startUpReadsOnlyChangedManifests() async throws {
         let library = try IndexTestLibrary()

@@ -37,13 +37,20 @@ extension DocumentIndex {
         named.realPath = library.realPath + "\u{0}" + text
         let path = folderPath + "/" + named.fileName
         let identity = IndexDatabase.Identity(library: library, configuration: text)
+        var database: IndexDatabase?
         do throws(IndexDatabase.Problem) {
-            return try IndexDatabase(path: path, identity: identity)
+            database = try IndexDatabase(path: path, identity: identity)
         } catch {
             notices.append("The index at \(path) \(error.description): rebuilt.")
             IndexDatabase.remove(at: path)
-            return try? IndexDatabase(path: path, identity: identity)
+            database = try? IndexDatabase(path: path, identity: identity)
         }
+        guard let database else { return nil }
+        IndexLocation.markUsed(path, using: fileSystem)
+        // An index file made now tidies the folder: those of libraries gone or unused for a
+        // month are forgotten, so that it doesn't keep one for every library ever opened.
+        if database.isNew { IndexLocation.prune(folder: folderPath, keeping: named.fileName, olderThan: IndexLocation.retention, using: fileSystem) }
+        return database
     }
 
     /// A database operation failed: the index file is damaged. It is removed and made again; the

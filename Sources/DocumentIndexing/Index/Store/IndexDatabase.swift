@@ -14,6 +14,8 @@ import GRDB
 final class IndexDatabase: Sendable {
     let queue: DatabaseQueue
     let path: String
+    /// Whether opening made the file (it had no tables yet).
+    let isNew: Bool
 
     /// What a database records of the library and the configuration it indexes.
     struct Identity: Sendable, Hashable {
@@ -33,7 +35,7 @@ final class IndexDatabase: Sendable {
             throw Problem.damaged("\(error)")
         }
         do {
-            try queue.write { db in
+            isNew = try queue.write { db -> Bool in
                 do {
                     let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
                     let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
@@ -46,7 +48,7 @@ final class IndexDatabase: Sendable {
                         ] {
                             try db.execute(sql: "INSERT INTO meta (name, value) VALUES (?, ?)", arguments: [name, value])
                         }
-                        return
+                        return true
                     }
                     if version > IndexSchema.version { throw Problem.newer(version) }
                     guard tables.contains("meta"),
@@ -65,6 +67,7 @@ final class IndexDatabase: Sendable {
                         throw Problem.otherLibrary(meta["libraryPath"] ?? "?", meta["libraryDevice"] ?? "?", meta["libraryInode"] ?? "?")
                     }
                     guard meta["configuration"] == identity.configuration else { throw Problem.otherConfiguration }
+                    return false
                 }
             }
         } catch let problem as Problem {
