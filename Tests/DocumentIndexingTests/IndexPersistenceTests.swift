@@ -75,6 +75,33 @@ struct IndexPersistenceTests {
         await again.close()
     }
 
+    @Test("a large index is loaded in two halves at once (two connections), whatever its rowids, and gives the same entries")
+    func loadedInHalves() async throws {
+        let library = try IndexTestLibrary()
+        for n in 0..<60 { try library.writeNote("N\(n).note", title: "Note \(n)") }
+        try await DocumentIndex(library.configuration()).refresh()
+        // Rows replaced (new, higher rowids) and removed: the halves are split by position, not by value.
+        for n in 0..<20 {
+            let id = try #require(await DocumentIndex(library.configuration(persistent: false)).entry(atRelativePath: "N\(n).note")?.documentIdentifier)
+            try library.writeNote("N\(n).note", title: "Edited \(n)", identifier: id)
+        }
+        for n in 50..<55 { try FileManager.default.removeItem(atPath: library.path("N\(n).note")) }
+        try await DocumentIndex(library.configuration()).refresh()
+        let opened = try DocumentIndex(library.configuration())
+        let database = try #require(await opened.database)
+        let loaded = try #require(try database.loadInHalves(count: 55, libraryURL: library.url))
+        let whole = try IndexDatabase.$parallelLoadThreshold.withValue(.max) { try database.loadAll(libraryURL: library.url) }
+        #expect(loaded.records.count == 55)
+        #expect(Set(loaded.records.values) == Set(whole.records.values))
+        #expect(loaded.folders == whole.folders && loaded.accounted == whole.accounted)
+
+        let reopened = try DocumentIndex(library.configuration())
+        let batch = try await IndexDatabase.$parallelLoadThreshold.withValue(16) { try await reopened.refresh() }
+        #expect(batch.added.isEmpty && batch.removed.isEmpty && batch.changed.isEmpty)
+        let fresh = try DocumentIndex(library.configuration(persistent: false))
+        #expect(await reopened.entries == fresh.entries)
+    }
+
     @Test("a new process's refresh reads only the manifest that changed and stats the rest")
     func startUpReadsOnlyChangedManifests() async throws {
         let library = try IndexTestLibrary()

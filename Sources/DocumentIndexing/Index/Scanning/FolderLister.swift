@@ -50,6 +50,8 @@ extension EntryReader {
 
 /// The folder part of a relative path: "" for a path at the library's top.
 func parentPath(of relativePath: String) -> String {
-    guard let slash = relativePath.lastIndex(of: "/") else { return "" }
+    // By bytes: a search by `Character` costs a grapheme break check per character, for every entry of a refresh.
+    let bytes = relativePath.utf8
+    guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return "" }
     return String(relativePath[..<slash])
 }

@@ -54,7 +54,10 @@ struct IndexSnapshot: Sendable {
         // One readdir of the version store instead of a stat per entry of its conflict folder.
         let conflictFolders = listingOnly ? nil : reader.conflictFolderNames()
         let library = listingOnly ? nil : reader.openLibrary()
-        var seenPackages = Set<String>(minimumCapacity: records.count + known.count)
+        // The packages seen in folders listed now; every known one of a folder walked unchanged
+        // counts as seen through `wholeFolders` (no set of 100,000 names to fill and look through).
+        var seenPackages = Set<String>()
+        var wholeFolders = Set<String>()
         var seenFolders = Set<String>()
         var queue = [""]
         while let folder = queue.popLast() {
@@ -65,14 +68,12 @@ struct IndexSnapshot: Sendable {
             if known == stamp || (listingOnly && accounted[folder] == stamp) {
                 let children = childrenOf[folder] ?? ([], [])
                 queue += children.folders
-                let stamps = listingOnly ? [] : reader.stamps(of: children.packages, in: library)
+                wholeFolders.insert(folder)
+                guard !listingOnly else { continue }
+                let stamps = reader.stamps(of: children.packages, in: library)
                 for (index, path) in children.packages.enumerated() {
-                    seenPackages.insert(path)
-                    if !listingOnly {
-                        if !self.known.isEmpty { materialize(path, load) }
-                        revalidate(
-                            path, using: reader, into: &changes, conflictFolders: conflictFolders, library: library, stamps: stamps[index])
-                    }
+                    if !self.known.isEmpty { materialize(path, load) }
+                    revalidate(path, using: reader, into: &changes, conflictFolders: conflictFolders, library: library, stamps: stamps[index])
                 }
                 continue
             }
@@ -109,11 +110,15 @@ struct IndexSnapshot: Sendable {
                 revalidate(path, using: reader, into: &changes, conflictFolders: conflictFolders, library: library, stamps: stamps[index])
             }
         }
-        for path in Array(records.keys) where !seenPackages.contains(path) {
-            if let record = records.removeValue(forKey: path) { changes.removed.append(record) }
-        }
-        for path in known.keys where !seenPackages.contains(path) && records[path] == nil {
-            if let record = load(path) { changes.removed.append(record) }
+        // Gone: what a folder listed now no longer holds, and everything in a folder not reached.
+        for (folder, children) in childrenOf where !wholeFolders.contains(folder) {
+            for path in children.packages where !seenPackages.contains(path) {
+                if let record = records.removeValue(forKey: path) {
+                    changes.removed.append(record)
+                } else if self.known[path] != nil, let record = load(path) {
+                    changes.removed.append(record)
+                }
+            }
         }
         known = [:]
         for path in Array(folders.keys) where !seenFolders.contains(path) {

@@ -101,10 +101,11 @@ extension DocumentIndex {
         do {
             guard try database.isBuilt() else { return }
             snapshot.records = RecordTable()
-            snapshot.records = try database.recordTable(libraryURL: configuration.folderURL)
+            let loaded = try database.loadAll(libraryURL: configuration.folderURL)
+            snapshot.records = loaded.records
             snapshot.known = [:]
-            snapshot.folders = try database.folders()
-            snapshot.accounted = try database.accounted()
+            snapshot.folders = loaded.folders
+            snapshot.accounted = loaded.accounted
             database.releaseMemory()
         } catch {
             databaseFailed(error)

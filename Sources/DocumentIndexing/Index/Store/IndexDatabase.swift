@@ -124,13 +124,16 @@ final class IndexDatabase: Sendable {
 
     /// The rows of `table` (`folders` or `accounted`: path, stamp), by path.
     private func folderStamps(in table: String) throws -> [String: FileStamp] {
-        try queue.read { db in
-            var folders: [String: FileStamp] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT path, stamp FROM \(table)") {
-                if let stamp = FileStamp(blob: row["stamp"]) { folders[row["path"]] = stamp }
-            }
-            return folders
+        try queue.read { db in try Self.folderStamps(in: table, of: db) }
+    }
+
+    /// ``folderStamps(in:)`` in an open read of `db`.
+    static func folderStamps(in table: String, of db: Database) throws -> [String: FileStamp] {
+        var folders: [String: FileStamp] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT path, stamp FROM \(table)") {
+            if let stamp = FileStamp(blob: row["stamp"]) { folders[row["path"]] = stamp }
         }
+        return folders
     }
 
     /// The columns ``record(from:libraryURL:)`` reads, in order.
@@ -143,22 +146,18 @@ final class IndexDatabase: Sendable {
         return records
     }
 
-    /// Every entry of the index, straight into a table (no intermediate array of 100,000 records).
-    func recordTable(libraryURL: URL) throws -> RecordTable {
-        var table = RecordTable()
-        table.reserveCapacity(try queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM entries") } ?? 0)
-        try forEachRecord(sql: "", libraryURL: libraryURL) { table.insertIfAbsent($0) }
-        return table
-    }
-
     /// Calls `body` with each record an SQL condition selects, read by a cursor.
     func forEachRecord(sql: String, arguments: [String] = [], libraryURL: URL, _ body: (EntryRecord) -> Void) throws {
-        try queue.read { db in
-            let rows = try Row.fetchCursor(
-                db, sql: "SELECT \(Self.recordColumns) FROM entries " + sql, arguments: StatementArguments(arguments))
-            while let row = try rows.next() {
-                if let record = Self.record(from: row, libraryURL: libraryURL) { body(record) }
-            }
+        try queue.read { db in try Self.forEachRecord(in: db, sql: sql, arguments: StatementArguments(arguments), libraryURL: libraryURL, body) }
+    }
+
+    /// ``forEachRecord(sql:arguments:libraryURL:_:)`` in an open read of `db`.
+    static func forEachRecord(
+        in db: Database, sql: String, arguments: StatementArguments, libraryURL: URL, _ body: (EntryRecord) -> Void
+    ) throws {
+        let rows = try Row.fetchCursor(db, sql: "SELECT \(recordColumns) FROM entries " + sql, arguments: arguments)
+        while let row = try rows.next() {
+            if let record = record(from: row, libraryURL: libraryURL) { body(record) }
         }
     }
 
