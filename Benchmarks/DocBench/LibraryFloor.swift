@@ -56,17 +56,17 @@ enum LibraryFloor {
             do {
                 let configuration = LibraryIndexBench.configuration(arguments[2], cacheFolder: arguments[3])
                 for _ in 0..<(arguments.count >= 5 ? Int(arguments[4]) ?? 1 : 1) {
-                    let start = now()
                     let heapBefore = LibraryIndexBench.heapInUse()
-                    let (entries, heap) = try blocking { () async throws -> (Int, UInt64) in
+                    let (entries, elapsed, heap) = try blocking { () async throws -> (Int, UInt64, UInt64) in
+                        let start = now()
                         let index = try DocumentIndex(configuration)
                         let batch = try await index.refresh()
+                        let elapsed = now() - start
                         let heap = LibraryIndexBench.heapInUse()
                         await index.close()
-                        return (batch.added.count + batch.changed.count, heap)
+                        return (batch.added.count + batch.changed.count, elapsed, heap)
                     }
                     print("heap growth \(Double(heap) - Double(heapBefore)) bytes")
-                    let elapsed = now() - start
                     let floorStart = now()
                     _ = try LibraryIndexBench.statFloor(arguments[2], reading: "bench-note-000000.note")
                     let floor = now() - floorStart

@@ -48,6 +48,24 @@ struct IndexRefreshTests {
 
 @Suite("Index conflict state")
 struct IndexConflictStateTests {
+    @Test("a new process's refresh sees a conflict version kept since, whatever the case of the UUID or the form of the identifier")
+    func conflictSeenByNewProcess() async throws {
+        let library = try IndexTestLibrary()
+        let identifiers = [UUID().uuidString, UUID().uuidString.lowercased(), "not-a-uuid", "with space/slash"]
+        for (n, identifier) in identifiers.enumerated() { try library.writeNote("N\(n).note", title: "N\(n)", identifier: identifier) }
+        for n in 0..<3 { try library.writeNote("Other\(n).note", title: "Other \(n)") }
+        try await DocumentIndex(library.configuration()).refresh()
+        let store = VersionStore(libraryURL: library.url)
+        for n in identifiers.indices {
+            _ = try store.keepConflictingVersion(ofItemAt: library.url.appendingPathComponent("N\(n).note", isDirectory: true), ancestorDigest: nil)
+        }
+        let index = try DocumentIndex(library.configuration())
+        let batch = try await index.refresh()
+        #expect(batch.changed.map(\.relativePath).sorted() == identifiers.indices.map { "N\($0).note" })
+        for n in identifiers.indices { #expect(await index.entry(atRelativePath: "N\(n).note")?.state == .unresolvedConflicts(1)) }
+        for n in 0..<3 { #expect(await index.entry(atRelativePath: "Other\(n).note")?.state == .current) }
+    }
+
     @Test("a document with an unresolved conflict version in the library's store shows the count; a removed one clears it")
     func unresolvedConflicts() async throws {
         let library = try IndexTestLibrary()

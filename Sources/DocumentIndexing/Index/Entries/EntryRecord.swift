@@ -75,6 +75,21 @@ struct EntryRecord: Sendable, Hashable {
         set { storedConflicts = newValue.map(StampBox.init) }
     }
 
+    /// Whether a refresh can keep the record without a closer look: read under these stamps,
+    /// recording no conflict folder and none in `conflictIdentifiers` (the UUIDs of the store's
+    /// folders), and in a state that isn't read again at each check.
+    func isUnchanged(package: FileStamp?, manifest: FileStamp?, conflictIdentifiers: Set<CompactIdentifier>) -> Bool {
+        guard package == self.package, manifest == self.manifest, storedConflicts == nil else { return false }
+        switch identifier {
+        case .upper, .lower: if conflictIdentifiers.contains(identifier) { return false }
+        case .none, .text: return false
+        }
+        switch state {
+        case .current, .tooNew, .damaged: return true
+        case .incomplete, .unresolvedConflicts: return false
+        }
+    }
+
     /// The entry, made from the record (its modification date is the manifest's).
     var entry: IndexEntry {
         get {

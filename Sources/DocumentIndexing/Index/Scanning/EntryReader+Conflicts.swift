@@ -21,6 +21,21 @@ extension EntryReader {
         return Set(names)
     }
 
+    /// The identifiers that are UUIDs among the version store's folder names (`id-` and the
+    /// identifier as the manifest writes it): a record of such an identifier is looked up here,
+    /// without making its folder's name.
+    static func uuidIdentifiers(inConflictFolders names: Set<String>) -> Set<CompactIdentifier> {
+        var identifiers = Set<CompactIdentifier>()
+        for name in names where name.hasPrefix("id-") {
+            switch CompactIdentifier(String(name.dropFirst(3))) {
+            case .upper(let uuid): identifiers.insert(.upper(uuid))
+            case .lower(let uuid): identifiers.insert(.lower(uuid))
+            case .none, .text: continue
+            }
+        }
+        return identifiers
+    }
+
     /// Whether the document's conflict folder is as `old` recorded it; `names` is
     /// ``conflictFolderNames()`` of this refresh, nil to stat it.
     func conflictsUnchanged(_ old: EntryRecord, names: Set<String>?) -> Bool {

@@ -53,6 +53,7 @@ struct IndexSnapshot: Sendable {
 
         // One readdir of the version store instead of a stat per entry of its conflict folder.
         let conflictFolders = listingOnly ? nil : reader.conflictFolderNames()
+        let conflictIdentifiers = conflictFolders.map(EntryReader.uuidIdentifiers(inConflictFolders:))
         let library = listingOnly ? nil : reader.openLibrary()
         // The packages seen in folders listed now; every known one of a folder walked unchanged
         // counts as seen through `wholeFolders` (no set of 100,000 names to fill and look through).
@@ -73,6 +74,8 @@ struct IndexSnapshot: Sendable {
                 let stamps = reader.stamps(of: children.packages, in: library)
                 for (index, path) in children.packages.enumerated() {
                     if !self.known.isEmpty { materialize(path, load) }
+                    // Most entries: as read, no conflict folder. Checked in place, without a copy of the record.
+                    if let conflictIdentifiers, records.isUnchanged(path, stamps[index], conflictIdentifiers: conflictIdentifiers) { continue }
                     revalidate(path, using: reader, into: &changes, conflictFolders: conflictFolders, library: library, stamps: stamps[index])
                 }
                 continue

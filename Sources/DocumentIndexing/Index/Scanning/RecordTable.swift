@@ -39,6 +39,13 @@ struct RecordTable: Sendable {
         storage.append(record)
     }
 
+    /// ``EntryRecord/isUnchanged(package:manifest:conflictIdentifiers:)`` of the record at `path`
+    /// (false if there is none), looked at in place: a refresh asks it of every entry.
+    func isUnchanged(_ path: String, _ stamps: PackageStamps, conflictIdentifiers: Set<CompactIdentifier>) -> Bool {
+        guard let position = positions[path] else { return false }
+        return storage[Int(position)].isUnchanged(package: stamps.package, manifest: stamps.manifest, conflictIdentifiers: conflictIdentifiers)
+    }
+
     /// Removes the record at `path` (the last record takes its place), returning it.
     @discardableResult
     mutating func removeValue(forKey path: String) -> EntryRecord? {
