@@ -55,7 +55,9 @@ enum LibraryFloor {
             // For profiling: a new index of a library and its refresh, `ROUNDS` times (default 1).
             do {
                 let configuration = LibraryIndexBench.configuration(arguments[2], cacheFolder: arguments[3])
-                for _ in 0..<(arguments.count >= 5 ? Int(arguments[4]) ?? 1 : 1) {
+                for round in 0..<(arguments.count >= 5 ? Int(arguments[4]) ?? 1 : 1) {
+                    // As `docbench library` does: one note changed since the index was written.
+                    try LibraryIndexBench.rewriteManifest(of: arguments[2] + "/" + LibraryFixture.packageName(round * 7919 % 100_000), round: round)
                     let heapBefore = LibraryIndexBench.heapInUse()
                     let (entries, elapsed, heap) = try blocking { () async throws -> (Int, UInt64, UInt64) in
                         let start = now()
