@@ -148,7 +148,7 @@ package final class LazyFileContents: Sendable {
         let fd: CInt
         do {
             fd = try origin.withParentDirectory(using: fileSystem) { directory throws(Errno) in
-                try fileSystem.open(origin.components.last!, in: directory, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+                try fileSystem.open(origin.name, in: directory, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
             }
         } catch { throw fail(error, "opening it") }
         let status: FileStatus

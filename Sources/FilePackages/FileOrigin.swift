@@ -60,18 +60,30 @@ package final class TreeRoot: Sendable {
 /// that root, and the identity of the file at the time.
 package struct FileOrigin: Sendable {
     package let root: TreeRoot
-    /// The names from the root down to the file, for example `["attachments", "photo.jpg"]`.
-    package let components: [String]
+    /// The names of the folders from the root down to the file's folder, for example
+    /// `["attachments"]`: one array shared by the members of a folder, not one per member.
+    package let folder: [String]
+    /// The file's name in its folder.
+    package let name: String
     package let identity: FileIdentity
     /// The permission bits the file had.
     package let permissions: UInt32
 
-    package init(root: TreeRoot, components: [String], identity: FileIdentity, permissions: UInt32) {
+    package init(root: TreeRoot, folder: [String], name: String, identity: FileIdentity, permissions: UInt32) {
         self.root = root
-        self.components = components
+        self.folder = folder
+        self.name = name
         self.identity = identity
         self.permissions = permissions
     }
+
+    /// An origin at `components` (the folders' names, then the file's) below `root`.
+    package init(root: TreeRoot, components: [String], identity: FileIdentity, permissions: UInt32) {
+        self.init(root: root, folder: Array(components.dropLast()), name: components.last ?? "", identity: identity, permissions: permissions)
+    }
+
+    /// The names from the root down to the file, for example `["attachments", "photo.jpg"]`.
+    package var components: [String] { folder + [name] }
 
     package var relativePath: String { components.joined(separator: "/") }
     package var displayPath: String { root.path == "/" ? "/" + relativePath : root.path + "/" + relativePath }
@@ -89,7 +101,7 @@ package struct FileOrigin: Sendable {
     /// and kept by the root (`body` must not close it): reading 10,000 members of one folder
     /// opens it once, not 10,000 times.
     package func withParentDirectory<T>(using fileSystem: FileSystem, _ body: (CInt) throws(Errno) -> T) throws(Errno) -> T {
-        try root.withFolder(components.dropLast(), using: fileSystem, body)
+        try root.withFolder(folder[...], using: fileSystem, body)
     }
 }
 

@@ -170,7 +170,7 @@ struct TreeReader {
         var children: [String: FileWrapper] = [:]
         children.reserveCapacity(names.count)
         for name in names {
-            let member = components + [name]
+            var member: [String] { components + [name] }
             let status: FileStatus
             do { status = try fileSystem.status(of: name, in: fd) } catch {
                 if error == .noSuchFileOrDirectory { continue }  // removed while we listed
@@ -179,12 +179,13 @@ struct TreeReader {
             let modified = Date(nanosecondsSince1970: status.modificationTime)
             switch status.kind {
             case .regular:
-                let origin = FileOrigin(root: root, components: member, identity: status.identity, permissions: status.permissions)
+                let origin = FileOrigin(root: root, folder: components, name: name, identity: status.identity, permissions: status.permissions)
                 let lazy = LazyFileContents(origin: origin, mapped: options.contains(.mapped), fileSystem: fileSystem)
                 if options.contains(.immediate) { _ = try lazy.data() }
                 children[name] = FileWrapper(
                     storage: .lazy(lazy), permissions: status.permissions, modificationDate: modified, preferredFilename: name)
             case .directory:
+                let member = member
                 guard member.count <= FileWrapper.maximumDepth else {
                     // Refused before opening it: a damaged or hostile package must not make a
                     // walk of its tree recurse without bound (or hold a descriptor per level).

@@ -52,7 +52,7 @@ struct PackageBuilder {
         for index in Self.linkingOrder(children) {
             let (name, child) = children[index]
             try Self.validate(name: name, in: documentPath)
-            let memberComponents = components + [name]
+            var memberComponents: [String] { components + [name] }
             var memberPath: String { memberComponents.joined(separator: "/") }
             switch child.storage {
             case .directory(let grandchildren):
@@ -69,7 +69,7 @@ struct PackageBuilder {
                     data, as: name, permissions: child.permissions ?? replacedPermissions(at: memberComponents, kind: .regular),
                     in: directory, at: memberComponents)
             case .lazy(let lazy):
-                if let linked = try link(lazy, as: name, permissions: child.permissions, in: directory, at: memberComponents) {
+                if let linked = try link(lazy, as: name, permissions: child.permissions, in: directory, folder: components) {
                     result[name] = linked
                 } else {
                     // Copied in pieces from where it was read: a large file costs no memory.
@@ -220,30 +220,30 @@ struct PackageBuilder {
     /// (another file system, too many links, not a package member, other permissions).
     /// Links from the newest copy a save made of these contents, else from where they were read.
     private mutating func link(
-        _ lazy: LazyFileContents, as name: String, permissions: UInt32?, in directory: CInt, at components: [String]
+        _ lazy: LazyFileContents, as name: String, permissions: UInt32?, in directory: CInt, folder: [String]
     ) throws(DocumentKitError) -> FileWrapper? {
         if let copy = lazy.latestPackageCopy, copy.root !== lazy.origin.root,
-            let linked = try? link(lazy, from: copy, as: name, permissions: permissions, in: directory, at: components)
+            let linked = try? link(lazy, from: copy, as: name, permissions: permissions, in: directory, folder: folder)
         {
             return linked
         }
-        return try link(lazy, from: lazy.origin, as: name, permissions: permissions, in: directory, at: components)
+        return try link(lazy, from: lazy.origin, as: name, permissions: permissions, in: directory, folder: folder)
     }
 
     private mutating func link(
         _ lazy: LazyFileContents, from origin: FileOrigin, as name: String, permissions: UInt32?, in directory: CInt,
-        at components: [String]
+        folder: [String]
     ) throws(DocumentKitError) -> FileWrapper? {
         guard origin.root.isPackage else { return nil }
         if let permissions, permissions != origin.permissions { return nil }
-        var memberPath: String { components.joined(separator: "/") }
+        var memberPath: String { (folder + [name]).joined(separator: "/") }
         let source: CInt
         do { source = try sourceDirectory(for: origin) } catch {
             if lazy.loaded != nil { return nil }
             throw changed(origin, memberPath, error)
         }
         do {
-            try fileSystem.link(origin.components.last!, in: source, as: name, in: directory)
+            try fileSystem.link(origin.name, in: source, as: name, in: directory)
         } catch {
             switch error {
             case .notPermitted, .notSupported:
@@ -268,7 +268,7 @@ struct PackageBuilder {
             throw changed(origin, memberPath, nil)
         }
         let newOrigin = FileOrigin(
-            root: newRoot, components: components, identity: status.identity.withoutChangeTime,
+            root: newRoot, folder: folder, name: name, identity: status.identity.withoutChangeTime,
             permissions: status.permissions)
         lazy.recordCopy(at: newOrigin)
         return FileWrapper(
@@ -293,7 +293,7 @@ struct PackageBuilder {
     }
 
     private mutating func sourceDirectory(for origin: FileOrigin) throws(Errno) -> CInt {
-        let key = SourceKey(root: ObjectIdentifier(origin.root), path: origin.components.dropLast())
+        let key = SourceKey(root: ObjectIdentifier(origin.root), path: origin.folder[...])
         // Consecutive members almost always come from the same folder: skip the hashing.
         if let last = lastSource, last.key == key { return last.fd }
         if let open = sourceDirectories[key] {

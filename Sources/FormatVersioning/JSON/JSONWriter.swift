@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// A JSON value to write: the manifest's own values, and values kept as their exact text.
 indirect enum JSONOutput {
     case string(String)
@@ -7,6 +13,8 @@ indirect enum JSONOutput {
     case array([JSONOutput])
     /// Written with its keys sorted by their UTF-8 bytes.
     case object([String: JSONOutput])
+    /// An object whose fields are already in the order of their keys' UTF-8 bytes.
+    case sortedObject([(key: String, value: JSONOutput)])
 }
 
 /// Writes JSON the one way the manifest specification describes: keys sorted by their UTF-8
@@ -34,13 +42,31 @@ enum JSONWriter {
                 write(elements[index], level: level + 1, into: &output)
             }
         case .object(let members):
-            let keys = members.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            writeContainer(open: "{", close: "}", count: keys.count, level: level, into: &output) { index, output in
-                writeString(keys[index], into: &output)
+            write(.sortedObject(members.sorted { precedes($0.key, $1.key) }), level: level, into: &output)
+        case .sortedObject(let fields):
+            writeContainer(open: "{", close: "}", count: fields.count, level: level, into: &output) { index, output in
+                writeString(fields[index].key, into: &output)
                 output.append(contentsOf: " : ".utf8)
-                write(members[keys[index]]!, level: level + 1, into: &output)
+                write(fields[index].value, level: level + 1, into: &output)
             }
         }
+    }
+
+    /// Whether `a` comes before `b` in the order of their UTF-8 bytes (the specification's order
+    /// of keys; `String`'s own `<` compares canonical equivalents, which is another order).
+    static func precedes(_ a: String, _ b: String) -> Bool {
+        let compared = a.utf8.withContiguousStorageIfAvailable { first in
+            b.utf8.withContiguousStorageIfAvailable { second -> Bool in
+                let common = min(first.count, second.count)
+                if common > 0, let x = first.baseAddress, let y = second.baseAddress {
+                    let order = memcmp(x, y, common)
+                    if order != 0 { return order < 0 }
+                }
+                return first.count < second.count
+            }
+        }
+        if let compared, let compared { return compared }
+        return a.utf8.lexicographicallyPrecedes(b.utf8)
     }
 
     private static func writeContainer(

@@ -91,19 +91,24 @@ extension DocumentManifest {
         fields["writer"] = .object(writerFields)
         fields["documentIdentifier"] = .string(documentIdentifier)
         if let members {
-            fields["members"] = .object(members.mapValues { record in
-                var recordFields = record.additionalFields.mapValues { JSONOutput.raw($0.jsonText) }
-                recordFields["size"] = .integer(record.size)
-                recordFields["sha256"] = .string(record.sha256)
-                return .object(recordFields)
-            })
+            fields["members"] = .sortedObject(
+                members.sorted { JSONWriter.precedes($0.key, $1.key) }.map { path, record in
+                    guard record.additionalFields.isEmpty else {
+                        var recordFields = record.additionalFields.mapValues { JSONOutput.raw($0.jsonText) }
+                        recordFields["size"] = .integer(record.size)
+                        recordFields["sha256"] = .string(record.sha256)
+                        return (path, .object(recordFields))
+                    }
+                    // The common record, its two keys in their order ("sha256" < "size").
+                    return (path, .sortedObject([("sha256", .string(record.sha256)), ("size", .integer(record.size))]))
+                })
         }
         fields["appliedMigrations"] = .array(appliedMigrations.map { .string($0) })
         return .object(fields)
     }
 
     private static func sortedList(_ names: Set<String>) -> JSONOutput {
-        .array(names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map { .string($0) })
+        .array(names.sorted(by: JSONWriter.precedes).map { .string($0) })
     }
 
     // MARK: Rules

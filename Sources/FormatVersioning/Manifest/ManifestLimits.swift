@@ -72,17 +72,38 @@ enum ManifestRules {
         if path.utf8.count > DocumentManifest.Limits.maximumPathLength {
             return "is longer than \(DocumentManifest.Limits.maximumPathLength) bytes"
         }
-        for name in path.split(separator: "/", omittingEmptySubsequences: false) {
-            if name.isEmpty || name == "." || name == ".." || name.utf8.contains(0) || name.utf8.count > 255 {
-                return "is not a relative path of plain names (no empty, “.” or “..” parts)"
+        var path = path
+        let plain = path.withUTF8 { bytes in
+            // One pass over the bytes: each part between slashes is 1...255 bytes, not "." or
+            // "..", without NUL.
+            var start = 0
+            for end in 0...bytes.count {
+                guard end == bytes.count || bytes[end] == UInt8(ascii: "/") else {
+                    if bytes[end] == 0 { return false }
+                    continue
+                }
+                let length = end - start
+                let dot = UInt8(ascii: ".")
+                if length == 0 || length > 255 || (length == 1 && bytes[start] == dot)
+                    || (length == 2 && bytes[start] == dot && bytes[start + 1] == dot)
+                {
+                    return false
+                }
+                start = end + 1
             }
+            return true
         }
-        return nil
+        return plain ? nil : "is not a relative path of plain names (no empty, “.” or “..” parts)"
+    }
+
+    /// Whether `byte` is one of `0-9a-f`.
+    static func isLowerHexDigit(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte)
     }
 
     /// 64 lower-case hexadecimal digits.
     static func digestProblem(_ digest: String) -> String? {
-        let isHex = digest.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+        let isHex = digest.utf8.allSatisfy(isLowerHexDigit)
         return digest.utf8.count == 64 && isHex ? nil : "must be 64 lower-case hexadecimal digits"
     }
 

@@ -176,16 +176,69 @@ struct ManifestReader {
             if let problem = ManifestRules.memberPathProblem(path) {
                 throw JSONProblem("the member path “\(excerpt(path))” \(problem)", at: offset)
             }
-            guard members[path] == nil else { throw JSONProblem("the member “\(excerpt(path))” is listed twice", at: offset) }
             guard members.count < Limits.maximumMembers else {
                 throw JSONProblem("“members” lists more than \(Limits.maximumMembers) members", at: offset)
             }
-            members[path] = try record(path)
+            let record = try record(path)
+            guard members.updateValue(record, forKey: path) == nil else {
+                throw JSONProblem("the member “\(excerpt(path))” is listed twice", at: offset)
+            }
         }
         return members
     }
 
+    /// A member's record: `{"size": N, "sha256": "…"}` read directly (the common case, thousands
+    /// of times in a large package), anything else (other fields, escapes, a problem to report)
+    /// by the general reader from the same place.
     private mutating func record(_ path: String) throws(JSONProblem) -> MemberRecord {
+        let saved = scanner
+        if let record = try? plainRecord() { return record }
+        scanner = saved
+        return try generalRecord(path)
+    }
+
+    /// A record with exactly the fields `size` (a non-negative integer) and `sha256` (64 lower-case
+    /// hexadecimal digits), keys without escapes; nil for anything else.
+    private mutating func plainRecord() throws(JSONProblem) -> MemberRecord? {
+        guard scanner.nextKind() == .object else { return nil }
+        try scanner.openObject()
+        var size: Int64?
+        var digest: String?
+        while let token = try scanner.nextKey() {
+            guard !token.hasEscapes else { return nil }
+            if size == nil, scanner.bytes[token.range].elementsEqual("size".utf8) {
+                guard scanner.nextKind() == .number else { return nil }
+                let number = try scanner.scanNumber()
+                guard number.isInteger, let value = Self.nonNegativeInteger(scanner.bytes[number.range]) else { return nil }
+                size = value
+            } else if digest == nil, scanner.bytes[token.range].elementsEqual("sha256".utf8) {
+                guard scanner.nextKind() == .string else { return nil }
+                let string = try scanner.scanString()
+                let bytes = scanner.bytes[string.range]
+                guard !string.hasEscapes, bytes.count == 64, bytes.allSatisfy(ManifestRules.isLowerHexDigit) else { return nil }
+                digest = String(decoding: bytes, as: UTF8.self)
+            } else {
+                return nil
+            }
+        }
+        guard let size, let digest else { return nil }
+        return MemberRecord(size: size, sha256: digest)
+    }
+
+    /// The value of up to 18 decimal digits without a sign or leading zero (`0` itself allowed).
+    private static func nonNegativeInteger(_ digits: ArraySlice<UInt8>) -> Int64? {
+        guard !digits.isEmpty, digits.count <= 18, digits.first != UInt8(ascii: "-"),
+            digits.count == 1 || digits.first != UInt8(ascii: "0")
+        else { return nil }
+        var value: Int64 = 0
+        for digit in digits {
+            guard (0x30...0x39).contains(digit) else { return nil }
+            value = value * 10 + Int64(digit - 0x30)
+        }
+        return value
+    }
+
+    private mutating func generalRecord(_ path: String) throws(JSONProblem) -> MemberRecord {
         let label = "members[\"\(excerpt(path))\"]"
         var size: Int64?
         var digest: String?

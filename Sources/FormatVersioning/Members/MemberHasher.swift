@@ -112,39 +112,36 @@ public struct MemberHasher: Sendable {
             lastChange: Self.lastChange(in: package))
         guard let members = manifest.members else { return verification }
         var found: [FileKey: Digest] = [:]
+        found.reserveCapacity(members.count)
         var persisted = digestCache.map { cache in
             Persisted(
                 known: Dictionary(
                     cache.digests(forPackageAt: packagePath).map { (FileKey($0.identity), $0) }, uniquingKeysWith: { a, _ in a }))
         }
-        // One walk of the tree finds every member by path (not a path lookup per member).
-        let files = Self.regularFiles(in: package, manifestName: manifestName)
-        let byPath = Dictionary(files.map { ($0.path, $0.member) }, uniquingKeysWith: { first, _ in first })
-        for (path, record) in members {
-            guard let member = byPath[path] ?? package.fileWrapper(atPath: path) else {
-                verification.missingMembers.append(path)
+        // One walk of the tree: each regular file is looked up in the manifest (not each listed
+        // path in the tree), which also finds the unlisted ones.
+        var seen = 0
+        var unlisted: [String] = []
+        for (path, member) in Self.regularFiles(in: package, manifestName: manifestName) {
+            guard let record = members[path] else {
+                unlisted.append(path)
                 continue
             }
-            guard member.isRegularFile, member.regularFileSize == record.size else {
-                verification.mismatchedMembers.append(path)
-                continue
-            }
-            let digest: (size: Int64, sha256: String)
-            do {
-                digest = try self.digest(
-                    of: member, at: path, packagePath: packagePath, into: &found, persisted: &persisted, expected: record.sha256)
-            } catch {
-                guard error.code == .notFound else { throw error }
-                verification.missingMembers.append(path)
-                continue
-            }
-            if digest.size == record.size, digest.sha256 == record.sha256 {
-                verification.matchingCount += 1
-            } else {
-                verification.mismatchedMembers.append(path)
+            seen += 1
+            try check(member, at: path, against: record, packagePath: packagePath, into: &verification, &found, &persisted)
+        }
+        if seen < members.count {
+            // Listed paths that are no regular file of the walk: missing, or something else there.
+            let files = Set(Self.regularFiles(in: package, manifestName: manifestName).map(\.path))
+            for (path, record) in members where !files.contains(path) {
+                guard let member = package.fileWrapper(atPath: path) else {
+                    verification.missingMembers.append(path)
+                    continue
+                }
+                try check(member, at: path, against: record, packagePath: packagePath, into: &verification, &found, &persisted)
             }
         }
-        verification.unlistedMembers = files.map(\.path).filter { members[$0] == nil }.sorted()
+        verification.unlistedMembers = unlisted.sorted()
         verification.missingMembers.sort()
         verification.mismatchedMembers.sort()
         digests = found
@@ -154,12 +151,39 @@ public struct MemberHasher: Sendable {
         return verification
     }
 
+    /// Compares one member with its record, counting it in `verification` as matching, mismatched
+    /// (size, kind or digest) or missing (gone while it was read).
+    private mutating func check(
+        _ member: FileWrapper, at path: String, against record: MemberRecord, packagePath: String,
+        into verification: inout PackageVerification, _ found: inout [FileKey: Digest], _ persisted: inout Persisted?
+    ) throws(DocumentKitError) {
+        guard member.isRegularFile, member.regularFileSize == record.size else {
+            verification.mismatchedMembers.append(path)
+            return
+        }
+        let digest: (size: Int64, sha256: String)
+        do {
+            digest = try self.digest(
+                of: member, at: path, packagePath: packagePath, into: &found, persisted: &persisted, expected: record.sha256)
+        } catch {
+            guard error.code == .notFound else { throw error }
+            verification.missingMembers.append(path)
+            return
+        }
+        if digest.size == record.size, digest.sha256 == record.sha256 {
+            verification.matchingCount += 1
+        } else {
+            verification.mismatchedMembers.append(path)
+        }
+    }
+
     /// Remembers the digests of the members of a package as a save left it (the wrapper
     /// ``/FilePackages/FileWrapper/write(to:options:)`` returned), from the records its manifest was written
     /// with: the next save then reads none of them.
     public mutating func rememberDigests(of savedPackage: FileWrapper, members: [String: MemberRecord]) {
-        for (path, record) in members {
-            guard let identity = savedPackage.fileWrapper(atPath: path)?.fileIdentity, identity.size == record.size else {
+        // One walk of the tree, each file looked up in the records (not each record's path in the tree).
+        for (path, member) in Self.regularFiles(in: savedPackage, manifestName: "") {
+            guard let record = members[path], let identity = member.fileIdentity, identity.size == record.size else {
                 continue
             }
             digests[FileKey(identity)] = Digest(identity: identity, size: record.size, sha256: record.sha256)
