@@ -38,6 +38,21 @@ package enum DirectoryEntry {
     }
 
     /// The entry's inode number.
+    /// The kind of file the record names (`d_type`), nil when the file system doesn't say (`DT_UNKNOWN`).
+    package static func kind(of entry: UnsafePointer<dirent>) -> FileStatus.Kind? {
+        let type = UnsafeRawPointer(entry).load(fromByteOffset: MemoryLayout<dirent>.offset(of: \dirent.d_type)!, as: UInt8.self)
+        switch Int32(type) {
+        case Int32(DT_REG): return .regular
+        case Int32(DT_DIR): return .directory
+        case Int32(DT_LNK): return .symbolicLink
+        case Int32(DT_FIFO): return .fifo
+        case Int32(DT_CHR): return .characterDevice
+        case Int32(DT_BLK): return .blockDevice
+        case Int32(DT_SOCK): return .socket
+        default: return nil
+        }
+    }
+
     package static func inode(of entry: UnsafePointer<dirent>) -> UInt64 {
         UInt64(UnsafeRawPointer(entry).load(fromByteOffset: MemoryLayout<dirent>.offset(of: \dirent.d_ino)!, as: ino_t.self))
     }

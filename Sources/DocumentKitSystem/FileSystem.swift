@@ -260,6 +260,25 @@ public struct FileSystem: Sendable {
     /// A name that is not valid UTF-8 comes with its invalid bytes replaced by U+FFFD (and so
     /// names no item), unless `rejectingInvalidUTF8`: the listing then fails with `EILSEQ`.
     package func contentsOfDirectory(_ fd: CInt, name: String, rejectingInvalidUTF8: Bool = false) throws(Errno) -> [String] {
+        var names: [String] = []
+        try forEachEntry(of: fd, name: name, rejectingInvalidUTF8: rejectingInvalidUTF8) { entryName, _ in names.append(entryName) }
+        return names
+    }
+
+    /// The entries of a directory (without `.` and `..`) with the kind `readdir` tells (`d_type`),
+    /// nil where the file system doesn't tell it: a walk then needs no `stat` per name to find the
+    /// folders. Names as ``contentsOfDirectory(_:name:rejectingInvalidUTF8:)`` gives them.
+    package func entriesOfDirectory(_ fd: CInt, name: String) throws(Errno) -> [(name: String, kind: FileStatus.Kind?)] {
+        var entries: [(name: String, kind: FileStatus.Kind?)] = []
+        try forEachEntry(of: fd, name: name, rejectingInvalidUTF8: false) { entryName, entry in
+            entries.append((entryName, DirectoryEntry.kind(of: entry)))
+        }
+        return entries
+    }
+
+    private func forEachEntry(
+        of fd: CInt, name: String, rejectingInvalidUTF8: Bool, _ body: (String, UnsafePointer<dirent>) -> Void
+    ) throws(Errno) {
         let copy = try perform(.listDirectory, name, { Glibc.fcntl(fd, F_DUPFD_CLOEXEC, 0) }, failed: { $0 < 0 })
         guard let stream = Glibc.fdopendir(copy) else {
             let error = Errno(rawValue: dk_errno())
@@ -268,19 +287,18 @@ public struct FileSystem: Sendable {
         }
         defer { Glibc.closedir(stream) }
         Glibc.rewinddir(stream)
-        var names: [String] = []
         while true {
             dk_set_errno(0)
             guard let entry = Glibc.readdir(stream) else {
                 let error = dk_errno()
                 if error != 0 { throw Errno(rawValue: error) }
-                return names
+                return
             }
             // Through a pointer into the record: copying `d_name` (a 256-byte field) can run off
             // the end of readdir's buffer, as a record is only as long as its name.
             let entryName = rejectingInvalidUTF8 ? DirectoryEntry.validatedName(of: entry) : DirectoryEntry.name(of: entry)
             guard let entryName else { throw .illegalByteSequence }
-            if !entryName.isEmpty && entryName != "." && entryName != ".." { names.append(entryName) }
+            if !entryName.isEmpty && entryName != "." && entryName != ".." { body(entryName, entry) }
         }
     }
 }

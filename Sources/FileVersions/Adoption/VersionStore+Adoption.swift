@@ -139,12 +139,17 @@ extension VersionStore {
         }
         func walk(_ folderPath: String, _ components: [String]) {
             // No deeper than a package may be (a deeper one is refused when read).
-            guard components.count <= FileWrapper.maximumDepth, let names = try? itemNames(inFolderAtPath: folderPath) else { return }
-            for name in names.sorted() where !ConflictCopyName.isEngineTemporary(name) {
+            guard components.count <= FileWrapper.maximumDepth, let entries = try? itemEntries(inFolderAtPath: folderPath) else {
+                return
+            }
+            for (name, entryKind) in entries.sorted(by: { $0.name < $1.name }) where !ConflictCopyName.isEngineTemporary(name) {
                 let itemPath = folderPath + "/" + name
                 guard ConflictCopyName(parsing: name) != nil else {
-                    // No engine's copy: a member, or a folder to look into.
-                    if !name.hasPrefix(".") && kind(atPath: itemPath) == true { walk(itemPath, components + [name]) }
+                    // No engine's copy: a member, or a folder to look into (the listing's kind,
+                    // or a `stat` where the file system doesn't tell it).
+                    if !name.hasPrefix("."), entryKind.map({ $0 == .directory }) ?? (kind(atPath: itemPath) == true) {
+                        walk(itemPath, components + [name])
+                    }
                     continue
                 }
                 let folder = URL(fileURLWithPath: folderPath, isDirectory: true)
@@ -274,6 +279,13 @@ extension VersionStore {
         let fd = try fileSystem.open(path, in: AT_FDCWD, flags: O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         defer { try? fileSystem.close(fd, name: path) }
         return try fileSystem.contentsOfDirectory(fd, name: path)
+    }
+
+    /// The names in the folder at `path` with their kinds as the listing tells them (nil where it doesn't).
+    func itemEntries(inFolderAtPath path: String) throws(Errno) -> [(name: String, kind: FileStatus.Kind?)] {
+        let fd = try fileSystem.open(path, in: AT_FDCWD, flags: O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        defer { try? fileSystem.close(fd, name: path) }
+        return try fileSystem.entriesOfDirectory(fd, name: path)
     }
 }
 
