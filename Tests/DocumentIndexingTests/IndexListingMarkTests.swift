@@ -168,7 +168,7 @@ struct IndexListingMarkTests {
         let path = library.cache.url.appendingPathComponent(file).path
         // Made a version 1 file, as the previous release wrote it.
         try await DatabaseQueue(path: path).write { db in
-            try db.execute(sql: "DROP TABLE accounted; PRAGMA user_version = 1")
+            try db.execute(sql: "ALTER TABLE entries DROP COLUMN memberFolders; DROP TABLE accounted; PRAGMA user_version = 1")
         }
         let index = try DocumentIndex(library.configuration())
         #expect(await index.notices.isEmpty)
@@ -176,6 +176,6 @@ struct IndexListingMarkTests {
         try swap(library, "B.note", title: "B2")
         await index.noteChanges(at: ["B.note"], since: mark)
         #expect(try await listsLibrary(library).listed == false)
-        #expect(try await DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "PRAGMA user_version") } == 2)
+        #expect(try await DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "PRAGMA user_version") } == IndexSchema.version)
     }
 }

@@ -201,6 +201,24 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: notes.library.appendingPathComponent("trip.note").path))
     }
 
+    @Test("an attachment removed in the shell: list, from the index, no longer lists the note as whole, and says why")
+    func attachmentRemovedInTheShell() throws {
+        try notes.ok(["new", "Trip", "--body", "x"])
+        try notes.ok(["new", "Other"])
+        let photo = directory.appending("photo.jpg")
+        try Data(repeating: 7, count: 1_000).write(to: photo)
+        try notes.ok(["attach", "Trip", photo.path])
+        let before = try notes.run(["list", "--json"])
+        #expect(before.status == 0 && before.stderr.isEmpty)
+        // Neither the package folder nor its manifest changes: only the folder `attachments` does.
+        try FileManager.default.removeItem(at: notes.library.appendingPathComponent("trip.note/attachments/photo.jpg"))
+        let after = try notes.run(["list", "--json"])
+        let titles = try #require(try JSONSerialization.jsonObject(with: Data(after.stdout.utf8)) as? [[String: Any]])
+            .compactMap { $0["title"] as? String }
+        #expect(titles == ["Other"], "listed: \(titles)")
+        #expect(after.stderr.contains("trip.note") && after.stderr.contains("photo.jpg"), "\(after.stderr)")
+    }
+
     @Test("NOTES_INDEX=off gives the same answers")
     func indexOff() throws {
         try makeNotes(5)

@@ -26,9 +26,11 @@ struct EntryRecord: Sendable, Hashable {
     private var storedManifest: FileStamp
     /// Boxed: almost every document has none, and a nil box costs 8 bytes, not 40.
     private var storedConflicts: StampBox?
+    /// The stamps of the package's subfolders that hold listed members; nil when there are none.
+    var memberFolders: MemberFolderStamps?
 
     /// Makes a record of `entry`; its modification date is the manifest stamp's.
-    init(entry: IndexEntry, package: FileStamp, manifest: FileStamp?, conflicts: FileStamp?) {
+    init(entry: IndexEntry, package: FileStamp, manifest: FileStamp?, conflicts: FileStamp?, memberFolders: MemberFolderStamps? = nil) {
         libraryURL = entry.libraryURL
         relativePath = entry.relativePath
         identifier = CompactIdentifier(entry.documentIdentifier)
@@ -40,12 +42,14 @@ struct EntryRecord: Sendable, Hashable {
         self.package = package
         storedManifest = manifest ?? .none
         storedConflicts = conflicts.map(StampBox.init)
+        self.memberFolders = memberFolders
     }
 
     /// Makes a record from its stored parts (`fieldsText` as ``FieldsText/text(_:)`` makes it).
     init(
         libraryURL: URL, relativePath: String, identifier: String?, formatIdentifier: String?, formatVersion: Int?,
-        key: String?, fieldsText: String, state: IndexEntry.State, package: FileStamp, manifest: FileStamp?, conflicts: FileStamp?
+        key: String?, fieldsText: String, state: IndexEntry.State, package: FileStamp, manifest: FileStamp?, conflicts: FileStamp?,
+        memberFolders: MemberFolderStamps? = nil
     ) {
         self.libraryURL = libraryURL
         self.relativePath = relativePath
@@ -58,6 +62,7 @@ struct EntryRecord: Sendable, Hashable {
         self.package = package
         storedManifest = manifest ?? .none
         storedConflicts = conflicts.map(StampBox.init)
+        self.memberFolders = memberFolders
     }
 
     /// The manifest's format version.
@@ -79,7 +84,8 @@ struct EntryRecord: Sendable, Hashable {
     /// recording no conflict folder and none in `conflictIdentifiers` (the UUIDs of the store's
     /// folders), and in a state that isn't read again at each check.
     func isUnchanged(package: FileStamp?, manifest: FileStamp?, conflictIdentifiers: Set<CompactIdentifier>) -> Bool {
-        guard package == self.package, manifest == self.manifest, storedConflicts == nil else { return false }
+        // An entry with member subfolders is checked by ``EntryReader/memberFoldersUnchanged(_:in:)`` too.
+        guard package == self.package, manifest == self.manifest, storedConflicts == nil, memberFolders == nil else { return false }
         switch identifier {
         case .upper, .lower: if conflictIdentifiers.contains(identifier) { return false }
         case .none, .text: return false
@@ -100,7 +106,7 @@ struct EntryRecord: Sendable, Hashable {
                 modificationDate: manifest.map { Date(timeIntervalSince1970: Double($0.modificationTime) / 1e9) }, state: state)
         }
         set {
-            self = EntryRecord(entry: newValue, package: package, manifest: manifest, conflicts: conflicts)
+            self = EntryRecord(entry: newValue, package: package, manifest: manifest, conflicts: conflicts, memberFolders: memberFolders)
         }
     }
 }

@@ -225,8 +225,10 @@ extension DocumentIndex {
         // An incomplete package too: a member delivered into one of its subfolders, which no watch
         // covers. And a damaged one: read while another program wrote its manifest, its watch
         // may have come after the writing ended (rare either way, and cheap: a stat or two).
+        // And one with members in subfolders, which only the package's top folder's watch covers:
+        // a stat of each such folder.
         let toCheck = snapshot.records.values.lazy.filter { record in
-            guard state.watchedPackages.contains(record.relativePath) else { return true }
+            guard state.watchedPackages.contains(record.relativePath), record.memberFolders == nil else { return true }
             switch record.state {
             case .incomplete, .damaged: return true
             case .current, .unresolvedConflicts, .tooNew: return false

@@ -114,6 +114,7 @@ struct EntryReader: Sendable {
             if let value = manifest.additionalFields[field] { fields[field] = value }
         }
         record.fieldsText = FieldsText.text(fields)
+        record.memberFolders = memberFolderStamps(of: manifest, in: folder.rawValue)
         record.entry.state = state(of: manifest, in: folder.rawValue, path: path)
         if case .current = record.entry.state {
             record.conflicts = conflictStamp(identifier: manifest.documentIdentifier)

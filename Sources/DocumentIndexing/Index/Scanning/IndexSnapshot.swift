@@ -162,13 +162,15 @@ struct IndexSnapshot: Sendable {
         // Resolving a conflict rewrites its record deep in the store, which no stamp the index
         // keeps shows: a document in conflict (rare) is counted again at each check. Likewise a
         // member a sync engine delivers into a subfolder of an incomplete package changes neither
-        // the package folder nor the manifest: an incomplete document (rare) is read again.
+        // the package folder nor the manifest: an incomplete document (rare) is read again. A
+        // current one with members in subfolders is unchanged only while those folders are.
         var readAgain = false
         if case .unresolvedConflicts = old.state { readAgain = true }
         if case .incomplete = old.state { readAgain = true }
         let unchanged = !force && !readAgain && package == old.package
             && (stamps.map(\.manifest) ?? reader.manifestStamp(path, in: library)) == old.manifest
             && reader.conflictsUnchanged(old, names: conflictFolders)
+            && reader.memberFoldersUnchanged(old, in: library)
         if unchanged { return }
         guard let record = reader.read(path) else {
             records[path] = nil

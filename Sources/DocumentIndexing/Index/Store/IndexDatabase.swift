@@ -53,10 +53,12 @@ final class IndexDatabase: Sendable {
                     if version > IndexSchema.version { throw Problem.newer(version) }
                     guard tables.contains("meta"),
                         try String.fetchOne(db, sql: "SELECT value FROM meta WHERE name = 'format'") == IndexSchema.formatIdentifier,
-                        version == IndexSchema.version || version == 1
+                        (1...IndexSchema.version).contains(version)
                     else { throw Problem.foreign }
                     // Version 1 is version 2 without accounted folders: nothing to convert.
                     if version == 1 { try db.execute(sql: IndexSchema.migrationFrom1) }
+                    // Version 2 kept no stamps of member subfolders: its entries are read again once.
+                    if version <= 2 { try db.execute(sql: IndexSchema.migrationFrom2) }
                     let meta = Dictionary(
                         try Row.fetchAll(db, sql: "SELECT name, value FROM meta").map { ($0["name"] as String, $0["value"] as String) },
                         uniquingKeysWith: { a, _ in a })
@@ -138,7 +140,8 @@ final class IndexDatabase: Sendable {
 
     /// The columns ``record(from:libraryURL:)`` reads, in order.
     static let recordColumns =
-        "path, identifier, format, version, key, fields, state, stateCount, stateDetail, packageStamp, manifestStamp, conflictStamp"
+        "path, identifier, format, version, key, fields, state, stateCount, stateDetail, packageStamp, manifestStamp, conflictStamp, "
+        + "memberFolders"
 
     func records(sql: String, arguments: [String] = [], libraryURL: URL) throws -> [EntryRecord] {
         var records: [EntryRecord] = []
@@ -185,6 +188,15 @@ final class IndexDatabase: Sendable {
         (try? row.withUnsafeData(atIndex: index) { FileStamp(blob: $0) }) ?? nil
     }
 
+    /// The member folder stamps stored at `index` of `row`: nil for NULL (no member in a
+    /// subfolder); ``MemberFolderStamps/unknown`` for the empty blob (a version 2 entry) or a
+    /// malformed one, so that the entry is read again.
+    static func memberFolders(_ row: Row, _ index: Int) -> MemberFolderStamps? {
+        guard !row.hasNull(atIndex: index) else { return nil }
+        let stamps = (try? row.withUnsafeData(atIndex: index) { data in data.flatMap { MemberFolderStamps(blob: $0) } }) ?? nil
+        return stamps ?? .unknown
+    }
+
     /// A record of a row of ``recordColumns``, read by column index; nil if its package stamp is unreadable.
     static func record(from row: Row, libraryURL: URL) -> EntryRecord? {
         guard let package = stamp(row, 9) else { return nil }
@@ -202,7 +214,7 @@ final class IndexDatabase: Sendable {
         return EntryRecord(
             libraryURL: libraryURL, relativePath: row[0], identifier: row[1], formatIdentifier: row[2], formatVersion: row[3],
             key: row[4], fieldsText: StoredFields.fieldsText(ofJSON: fieldsJSON), state: state, package: package,
-            manifest: stamp(row, 10), conflicts: stamp(row, 11))
+            manifest: stamp(row, 10), conflicts: stamp(row, 11), memberFolders: memberFolders(row, 12))
     }
 
     // MARK: Writing
@@ -248,14 +260,14 @@ final class IndexDatabase: Sendable {
         let statement = try db.cachedStatement(
             sql: """
                 INSERT OR REPLACE INTO entries (path, parent, identifier, format, version, key, keyFolded, fields, modified,
-                    state, stateCount, stateDetail, packageStamp, manifestStamp, conflictStamp)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    state, stateCount, stateDetail, packageStamp, manifestStamp, conflictStamp, memberFolders)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
         try statement.execute(
             arguments: [
                 record.relativePath, parentPath(of: record.relativePath), record.identifier.text, record.formatIdentifier,
                 record.formatVersion, record.key, record.key.map(DocumentIndex.folded), fields, modified, state, count, detail,
-                record.package.blob, record.manifest?.blob, record.conflicts?.blob,
+                record.package.blob, record.manifest?.blob, record.conflicts?.blob, record.memberFolders?.blob,
             ])
     }
 }
