@@ -1,74 +1,130 @@
-/// The records of an index by relative path: one contiguous array of records and a dictionary
-/// of positions, so that 100,000 records cost their own size and not a hash table of them.
+/// The records of an index by relative path: one contiguous array of records and a table of
+/// positions, so that 100,000 records cost their own size and not a hash table of them.
+///
+/// The positions are an open-addressing table (linear probing, at most half full) of 4-byte
+/// slots that hold a record's position plus one (0: empty), the path compared in the record
+/// itself: 100,000 records need 1 MiB of slots, where a `[String: Int32]` kept a 16-byte key
+/// and a value in each of its 262,144 buckets (5 MiB).
 struct RecordTable: Sendable {
-    private var positions: [String: Int32] = [:]
+    private var slots: [Int32] = []
     private var storage: ContiguousArray<EntryRecord> = []
 
     init() {}
 
     /// A table of `records`; of two with the same path, the first is kept.
     init(_ records: some Collection<EntryRecord>) {
-        positions.reserveCapacity(records.count)
-        storage.reserveCapacity(records.count)
-        for record in records where positions[record.relativePath] == nil {
-            positions[record.relativePath] = Int32(storage.count)
-            storage.append(record)
+        reserveCapacity(records.count)
+        for record in records { insertIfAbsent(record) }
+    }
+
+    /// The slot holding `path`, or the empty slot where it would go (with nil).
+    private func find(_ path: String) -> (slot: Int, position: Int?) {
+        let mask = slots.count - 1
+        var slot = path.hashValue & mask
+        while true {
+            let stored = slots[slot]
+            if stored == 0 { return (slot, nil) }
+            let position = Int(stored) - 1
+            if storage[position].relativePath == path { return (slot, position) }
+            slot = (slot + 1) & mask
+        }
+    }
+
+    private func position(of path: String) -> Int? {
+        slots.isEmpty ? nil : find(path).position
+    }
+
+    /// Makes room for one more record (the table at most half full).
+    private mutating func growIfNeeded() {
+        guard (storage.count + 1) * 2 > slots.count else { return }
+        rehash(capacity: Swift.max(16, slots.count * 2))
+    }
+
+    private mutating func rehash(capacity: Int) {
+        slots = [Int32](repeating: 0, count: capacity)
+        for position in storage.indices {
+            let (slot, _) = find(storage[position].relativePath)
+            slots[slot] = Int32(position + 1)
         }
     }
 
     /// The record at `path`; setting nil removes it.
     subscript(path: String) -> EntryRecord? {
-        get { positions[path].map { storage[Int($0)] } }
+        get { position(of: path).map { storage[$0] } }
         set {
             guard let newValue else { _ = removeValue(forKey: path); return }
-            if let position = positions[path] {
-                storage[Int(position)] = newValue
+            assert(newValue.relativePath == path, "a record is kept under its own path")
+            if let position = position(of: path) {
+                storage[position] = newValue
             } else {
-                positions[path] = Int32(storage.count)
-                storage.append(newValue)
+                insertIfAbsent(newValue)
             }
         }
     }
 
-    /// Adds `record` unless a record at its path is there already (one hash lookup, no copy out).
+    /// Adds `record` unless a record has its path (a duplicate path, rare: the first one stays).
     mutating func insertIfAbsent(_ record: EntryRecord) {
-        if let kept = positions.updateValue(Int32(storage.count), forKey: record.relativePath) {
-            positions[record.relativePath] = kept  // a duplicate path (rare): the first record stays
-            return
-        }
+        growIfNeeded()
+        let (slot, existing) = find(record.relativePath)
+        guard existing == nil else { return }
         storage.append(record)
+        slots[slot] = Int32(storage.count)
     }
 
     /// ``EntryRecord/isUnchanged(package:manifest:conflictIdentifiers:)`` of the record at `path`
-    /// (false if there is none), looked at in place: a refresh asks it of every entry.
+    /// (false if there is none), looked at in place.
     func isUnchanged(_ path: String, _ stamps: PackageStamps, conflictIdentifiers: Set<CompactIdentifier>) -> Bool {
-        guard let position = positions[path] else { return false }
-        return storage[Int(position)].isUnchanged(package: stamps.package, manifest: stamps.manifest, conflictIdentifiers: conflictIdentifiers)
+        guard let position = position(of: path) else { return false }
+        return storage[position].isUnchanged(package: stamps.package, manifest: stamps.manifest, conflictIdentifiers: conflictIdentifiers)
     }
 
-    /// Removes the record at `path` (the last record takes its place), returning it.
+    /// Removes the record at `path`, returning it: the last record takes its place in the array.
     @discardableResult
     mutating func removeValue(forKey path: String) -> EntryRecord? {
-        guard let stored = positions.removeValue(forKey: path) else { return nil }
-        let position = Int(stored)
+        guard !slots.isEmpty else { return nil }
+        let (slot, found) = find(path)
+        guard let position = found else { return nil }
+        removeSlot(slot)
         let removed = storage[position]
         let last = storage.removeLast()
         if position < storage.count {
             storage[position] = last
-            positions[last.relativePath] = stored
+            // The moved record's slot now holds a position past the end: point it at its new place.
+            let mask = slots.count - 1
+            var probe = last.relativePath.hashValue & mask
+            while slots[probe] != Int32(storage.count + 1) { probe = (probe + 1) & mask }
+            slots[probe] = Int32(position + 1)
         }
         return removed
     }
 
-    /// Makes room for `count` records.
-    mutating func reserveCapacity(_ count: Int) {
-        positions.reserveCapacity(count)
-        storage.reserveCapacity(count)
+    /// Empties `slot`, moving later records of its probe run back so that none is cut off from
+    /// its home slot (backward-shift deletion, no tombstones).
+    private mutating func removeSlot(_ slot: Int) {
+        let mask = slots.count - 1
+        var hole = slot
+        var next = (hole + 1) & mask
+        while slots[next] != 0 {
+            let home = storage[Int(slots[next]) - 1].relativePath.hashValue & mask
+            // It may move into the hole if the hole lies between its home slot and where it is.
+            if (next - home) & mask >= (next - hole) & mask {
+                slots[hole] = slots[next]
+                hole = next
+            }
+            next = (next + 1) & mask
+        }
+        slots[hole] = 0
     }
 
-    /// The paths, in no order.
+    mutating func reserveCapacity(_ count: Int) {
+        storage.reserveCapacity(count)
+        var capacity = Swift.max(16, slots.count)
+        while capacity < count * 2 { capacity *= 2 }
+        if capacity > slots.count { rehash(capacity: capacity) }
+    }
+
+    /// The paths, in the array's order.
     var keys: some Collection<String> { storage.lazy.map(\.relativePath) }
-    /// The records, in no order.
     var values: ContiguousArray<EntryRecord> { storage }
     var count: Int { storage.count }
     var isEmpty: Bool { storage.isEmpty }

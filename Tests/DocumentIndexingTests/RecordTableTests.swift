@@ -1,0 +1,45 @@
+@testable import DocumentIndexing
+import DocumentKitTesting
+import Foundation
+import Testing
+
+/// The index's table of records (an open-addressing table of positions): against a dictionary,
+/// under random inserts, replacements and removals.
+@Suite("Record table")
+struct RecordTableTests {
+    static func record(_ path: String, _ version: Int) -> EntryRecord {
+        let stamp = FileStamp(device: 1, inode: UInt64(version), size: 0, modificationTime: 0, changeTime: 0)
+        return EntryRecord(
+            libraryURL: URL(fileURLWithPath: "/library"), relativePath: path, identifier: nil, formatIdentifier: nil,
+            formatVersion: nil, key: nil, fieldsText: "", state: .current, package: stamp, manifest: nil, conflicts: nil)
+    }
+
+    @Test("inserts, replacements and removals in random order leave the table equal to a dictionary", arguments: [1, 2, 3])
+    func randomOperations(seed: UInt64) {
+        var generator = SeededRandom(seed: seed)
+        var table = RecordTable()
+        var model: [String: EntryRecord] = [:]
+        // Few distinct paths, many operations: long probe runs, and removals inside them.
+        let paths = (0..<300).map { "folder-\($0 % 7)/note-\($0).note" }
+        for step in 0..<20_000 {
+            let path = paths[Int.random(in: 0..<paths.count, using: &generator)]
+            switch Int.random(in: 0..<4, using: &generator) {
+            case 0:
+                #expect(table.removeValue(forKey: path)?.package == model.removeValue(forKey: path)?.package)
+            case 1:
+                table.insertIfAbsent(Self.record(path, step))
+                if model[path] == nil { model[path] = Self.record(path, step) }
+            default:
+                table[path] = Self.record(path, step)
+                model[path] = Self.record(path, step)
+            }
+            if step % 997 == 0 || step == 19_999 {
+                #expect(table.count == model.count)
+                for path in paths { #expect(table[path]?.package == model[path]?.package, "\(path) at step \(step)") }
+                #expect(Set(table.keys) == Set(model.keys))
+            }
+        }
+        let built = RecordTable(model.values.map { $0 } + [Self.record(paths[0], 1_000_000)])
+        #expect(built.count == model.count + (model[paths[0]] == nil ? 1 : 0))
+    }
+}
