@@ -42,4 +42,18 @@ struct RecordTableTests {
         let built = RecordTable(model.values.map { $0 } + [Self.record(paths[0], 1_000_000)])
         #expect(built.count == model.count + (model[paths[0]] == nil ? 1 : 0))
     }
+
+    @Test("a record keeps its key and fields text in one string, whatever they hold")
+    func keyAndFields() {
+        for key in [nil, "", "-", "12:", "Trip", "Bench note 000123", "ü:ß\u{0}\u{1}", "👩‍👩‍👧 plans"] as [String?] {
+            for fields in ["", "title\u{0}\"x\"", "a\u{0}1\u{0}b\u{0}[\"-\",\"3:\"]"] {
+                var record = Self.record("a.note", 1)
+                record.key = key
+                record.fieldsText = fields
+                #expect(record.key == key && record.fieldsText == fields, "\(String(describing: key)) \(fields)")
+                record.key = "Other"
+                #expect(record.fieldsText == fields)
+            }
+        }
+    }
 }

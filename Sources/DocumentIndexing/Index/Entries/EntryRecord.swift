@@ -5,44 +5,35 @@ import Foundation
 /// An entry with the validators it was read under, kept compact: an index holds one per document
 /// of the library (100,000 of them in under 400 bytes each). The ``entry`` is made on demand.
 struct EntryRecord: Sendable, Hashable {
-    /// The library folder (one shared URL for every record).
-    var libraryURL: URL
-    /// The package's path relative to the library.
-    var relativePath: String
+    // The stored properties are ordered so that the small ones fill the padding after the
+    // 17-byte enums: 168 bytes in all.
+
     /// The document identifier: 16 bytes when it is a UUID.
     var identifier: CompactIdentifier
-    /// The format identifier, one shared string per format (``Interned``).
-    var formatIdentifier: String?
-    private var storedVersion: Int
-    /// The key field's value.
-    var key: String?
-    /// The kept fields as one string: `name NUL json-text NUL …`, sorted by name.
-    var fieldsText: String
+    /// The format identifier and version, one shared pair per format and version (``InternTable``).
+    private var formatAndVersion: UInt32
     /// Whether the document can be opened.
     var state: IndexEntry.State
+    /// The library folder, one shared URL for every record (``InternTable``).
+    private var library: UInt32
+    /// The package's path relative to the library.
+    var relativePath: String
+    /// The key and the kept fields in one string (one allocation, not two): see ``KeyAndFields``.
+    private var keyAndFields: String
     /// The package folder's stamp: a member renamed into it (a sync engine's delivery) or an
     /// atomic swap of the whole package changes it.
     var package: FileStamp
     private var storedManifest: FileStamp
-    /// Boxed: almost every document has none, and a nil box costs 8 bytes, not 40.
-    private var storedConflicts: StampBox?
-    /// The stamps of the package's subfolders that hold listed members; nil when there are none.
-    var memberFolders: MemberFolderStamps?
+    /// What almost no document has, out of line: a nil box costs 8 bytes.
+    private var rare: RareStamps?
 
     /// Makes a record of `entry`; its modification date is the manifest stamp's.
     init(entry: IndexEntry, package: FileStamp, manifest: FileStamp?, conflicts: FileStamp?, memberFolders: MemberFolderStamps? = nil) {
-        libraryURL = entry.libraryURL
-        relativePath = entry.relativePath
-        identifier = CompactIdentifier(entry.documentIdentifier)
-        formatIdentifier = entry.formatIdentifier.map(Interned.string)
-        storedVersion = entry.formatVersion ?? .min
-        key = entry.key
-        fieldsText = entry.fieldsText
-        state = entry.state
-        self.package = package
-        storedManifest = manifest ?? .none
-        storedConflicts = conflicts.map(StampBox.init)
-        self.memberFolders = memberFolders
+        self.init(
+            libraryURL: entry.libraryURL, relativePath: entry.relativePath, identifier: entry.documentIdentifier,
+            formatIdentifier: entry.formatIdentifier, formatVersion: entry.formatVersion, key: entry.key,
+            fieldsText: entry.fieldsText, state: entry.state, package: package, manifest: manifest, conflicts: conflicts,
+            memberFolders: memberFolders)
     }
 
     /// Makes a record from its stored parts (`fieldsText` as ``FieldsText/text(_:)`` makes it).
@@ -51,22 +42,63 @@ struct EntryRecord: Sendable, Hashable {
         key: String?, fieldsText: String, state: IndexEntry.State, package: FileStamp, manifest: FileStamp?, conflicts: FileStamp?,
         memberFolders: MemberFolderStamps? = nil
     ) {
-        self.libraryURL = libraryURL
-        self.relativePath = relativePath
-        self.identifier = CompactIdentifier(identifier)
-        self.formatIdentifier = formatIdentifier.map(Interned.string)
-        storedVersion = formatVersion ?? .min
-        self.key = key
-        self.fieldsText = fieldsText
-        self.state = state
-        self.package = package
-        storedManifest = manifest ?? .none
-        storedConflicts = conflicts.map(StampBox.init)
-        self.memberFolders = memberFolders
+        var interner = RecordInterner(libraryURL: libraryURL)
+        self.init(
+            interner: &interner, relativePath: relativePath, identifier: identifier, formatIdentifier: formatIdentifier,
+            formatVersion: formatVersion, key: key, fieldsText: fieldsText, state: state, package: package, manifest: manifest,
+            conflicts: conflicts, memberFolders: memberFolders)
     }
 
+    /// The same, the shared parts looked up through `interner` (a loader's, for many records).
+    init(
+        interner: inout RecordInterner, relativePath: String, identifier: String?, formatIdentifier: String?, formatVersion: Int?,
+        key: String?, fieldsText: String, state: IndexEntry.State, package: FileStamp, manifest: FileStamp?, conflicts: FileStamp?,
+        memberFolders: MemberFolderStamps? = nil
+    ) {
+        self.identifier = CompactIdentifier(identifier)
+        formatAndVersion = interner.format(formatIdentifier, formatVersion)
+        self.state = state
+        library = interner.library
+        self.relativePath = relativePath
+        keyAndFields = KeyAndFields.join(key, fieldsText)
+        self.package = package
+        storedManifest = manifest ?? .none
+        rare = RareStamps(conflicts: conflicts, memberFolders: memberFolders)
+    }
+
+    /// A format identifier and version, as a record refers to it.
+    fileprivate struct FormatAndVersion: Hashable, Sendable {
+        var identifier: String?
+        var version: Int?
+    }
+
+    fileprivate static let formats = InternTable<FormatAndVersion>()
+    fileprivate static let libraries = InternTable<URL>()
+
+    /// The library folder.
+    var libraryURL: URL { Self.libraries.value(at: library) }
+    /// The manifest's format identifier.
+    var formatIdentifier: String? { Self.formats.value(at: formatAndVersion).identifier }
     /// The manifest's format version.
-    var formatVersion: Int? { storedVersion == .min ? nil : storedVersion }
+    var formatVersion: Int? { Self.formats.value(at: formatAndVersion).version }
+
+    /// The stamps of the package's subfolders that hold listed members; nil when there are none.
+    var memberFolders: MemberFolderStamps? {
+        get { rare?.memberFolders }
+        set { rare = RareStamps(conflicts: conflicts, memberFolders: newValue) }
+    }
+
+    /// The key field's value.
+    var key: String? {
+        get { KeyAndFields.split(keyAndFields).key }
+        set { keyAndFields = KeyAndFields.join(newValue, fieldsText) }
+    }
+
+    /// The kept fields as one string: `name NUL json-text NUL …`, sorted by name.
+    var fieldsText: String {
+        get { String(KeyAndFields.split(keyAndFields).fields) }
+        set { keyAndFields = KeyAndFields.join(key, newValue) }
+    }
 
     /// The manifest's stamp, nil when there was none: an in-place edit changes it.
     var manifest: FileStamp? {
@@ -76,8 +108,8 @@ struct EntryRecord: Sendable, Hashable {
 
     /// The stamp of the document's folder in the version store, nil when it has none.
     var conflicts: FileStamp? {
-        get { storedConflicts?.stamp }
-        set { storedConflicts = newValue.map(StampBox.init) }
+        get { rare?.conflicts }
+        set { rare = RareStamps(conflicts: newValue, memberFolders: memberFolders) }
     }
 
     /// Whether a refresh can keep the record without a closer look: read under these stamps,
@@ -85,7 +117,7 @@ struct EntryRecord: Sendable, Hashable {
     /// folders), and in a state that isn't read again at each check.
     func isUnchanged(package: FileStamp?, manifest: FileStamp?, conflictIdentifiers: Set<CompactIdentifier>) -> Bool {
         // An entry with member subfolders is checked by ``EntryReader/memberFoldersUnchanged(_:in:)`` too.
-        guard package == self.package, manifest == self.manifest, storedConflicts == nil, memberFolders == nil else { return false }
+        guard package == self.package, manifest == self.manifest, rare == nil else { return false }
         switch identifier {
         case .upper, .lower: if conflictIdentifiers.contains(identifier) { return false }
         case .none, .text: return false
@@ -111,12 +143,44 @@ struct EntryRecord: Sendable, Hashable {
     }
 }
 
-/// A stamp kept out of line, compared by value.
-final class StampBox: Sendable, Hashable {
-    let stamp: FileStamp
-    init(_ stamp: FileStamp) { self.stamp = stamp }
-    static func == (a: StampBox, b: StampBox) -> Bool { a.stamp == b.stamp }
-    func hash(into hasher: inout Hasher) { hasher.combine(stamp) }
+/// The shared parts of the records a loader makes: the library's index, looked up once (a URL
+/// is slow to hash), and the last format and version, compared before they are looked up.
+struct RecordInterner {
+    let library: UInt32
+    private var lastFormat: (identifier: String?, version: Int?, index: UInt32)?
+
+    init(libraryURL: URL) {
+        library = EntryRecord.libraries.index(of: libraryURL)
+    }
+
+    /// The index of the format `identifier` at `version`.
+    mutating func format(_ identifier: String?, _ version: Int?) -> UInt32 {
+        if let lastFormat, lastFormat.identifier == identifier, lastFormat.version == version { return lastFormat.index }
+        let index = EntryRecord.formats.index(of: .init(identifier: identifier, version: version))
+        lastFormat = (identifier, version, index)
+        return index
+    }
+}
+
+/// A record's conflict-folder stamp and member folder stamps, kept out of line and compared by
+/// value; made only when there is one of them.
+final class RareStamps: Sendable, Hashable {
+    let conflicts: FileStamp?
+    let memberFolders: MemberFolderStamps?
+
+    /// Nil when there is neither.
+    init?(conflicts: FileStamp?, memberFolders: MemberFolderStamps?) {
+        guard conflicts != nil || memberFolders != nil else { return nil }
+        self.conflicts = conflicts
+        self.memberFolders = memberFolders
+    }
+
+    static func == (a: RareStamps, b: RareStamps) -> Bool { a.conflicts == b.conflicts && a.memberFolders == b.memberFolders }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(conflicts)
+        hasher.combine(memberFolders)
+    }
 }
 
 /// A document identifier in 16 bytes when it is a UUID in upper or lower case, else its text.
@@ -195,5 +259,24 @@ enum CompactIdentifier: Sendable, Hashable {
                 return 36
             }
         }
+    }
+}
+
+/// A record's key and fields text in one string: `-` then the fields text when there is no key,
+/// else the key's length in UTF-8 bytes (decimal), `:`, the key, then the fields text.
+enum KeyAndFields {
+    static func join(_ key: String?, _ fieldsText: String) -> String {
+        guard let key else { return "-" + fieldsText }
+        return String(key.utf8.count) + ":" + key + fieldsText
+    }
+
+    static func split(_ text: String) -> (key: String?, fields: Substring) {
+        let utf8 = text.utf8
+        guard let first = utf8.first, first != UInt8(ascii: "-"), let colon = utf8.firstIndex(of: UInt8(ascii: ":")),
+            let length = Int(text[..<colon])
+        else { return (nil, text.isEmpty ? "" : text[utf8.index(after: text.startIndex)...]) }
+        let keyStart = utf8.index(after: colon)
+        let keyEnd = utf8.index(keyStart, offsetBy: length)
+        return (String(text[keyStart..<keyEnd]), text[keyEnd...])
     }
 }

@@ -138,7 +138,7 @@ final class IndexDatabase: Sendable {
         return folders
     }
 
-    /// The columns ``record(from:libraryURL:)`` reads, in order.
+    /// The columns ``record(from:interner:)`` reads, in order.
     static let recordColumns =
         "path, identifier, format, version, key, fields, state, stateCount, stateDetail, packageStamp, manifestStamp, conflictStamp, "
         + "memberFolders"
@@ -159,8 +159,9 @@ final class IndexDatabase: Sendable {
         in db: Database, sql: String, arguments: StatementArguments, libraryURL: URL, _ body: (EntryRecord) -> Void
     ) throws {
         let rows = try Row.fetchCursor(db, sql: "SELECT \(recordColumns) FROM entries " + sql, arguments: arguments)
+        var interner = RecordInterner(libraryURL: libraryURL)
         while let row = try rows.next() {
-            if let record = record(from: row, libraryURL: libraryURL) { body(record) }
+            if let record = record(from: row, interner: &interner) { body(record) }
         }
     }
 
@@ -198,7 +199,7 @@ final class IndexDatabase: Sendable {
     }
 
     /// A record of a row of ``recordColumns``, read by column index; nil if its package stamp is unreadable.
-    static func record(from row: Row, libraryURL: URL) -> EntryRecord? {
+    static func record(from row: Row, interner: inout RecordInterner) -> EntryRecord? {
         guard let package = stamp(row, 9) else { return nil }
         let stateName: String = row[6]
         let count: Int? = row[7]
@@ -212,7 +213,7 @@ final class IndexDatabase: Sendable {
         }
         let fieldsJSON: String = row[5]
         return EntryRecord(
-            libraryURL: libraryURL, relativePath: row[0], identifier: row[1], formatIdentifier: row[2], formatVersion: row[3],
+            interner: &interner, relativePath: row[0], identifier: row[1], formatIdentifier: row[2], formatVersion: row[3],
             key: row[4], fieldsText: StoredFields.fieldsText(ofJSON: fieldsJSON), state: state, package: package,
             manifest: stamp(row, 10), conflicts: stamp(row, 11), memberFolders: memberFolders(row, 12))
     }
