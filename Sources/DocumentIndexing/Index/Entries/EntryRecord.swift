@@ -16,10 +16,9 @@ struct EntryRecord: Sendable, Hashable {
     var state: IndexEntry.State
     /// The library folder, one shared URL for every record (``InternTable``).
     private var library: UInt32
-    /// The package's path relative to the library.
-    var relativePath: String
-    /// The key and the kept fields in one string (one allocation, not two): see ``KeyAndFields``.
-    private var keyAndFields: String
+    /// The package's path relative to the library, NUL, then the key and the kept fields as
+    /// ``KeyAndFields`` joins them: one allocation, not three (a path holds no NUL).
+    private var text: String
     /// The package folder's stamp: a member renamed into it (a sync engine's delivery) or an
     /// atomic swap of the whole package changes it.
     var package: FileStamp
@@ -59,8 +58,7 @@ struct EntryRecord: Sendable, Hashable {
         formatAndVersion = interner.format(formatIdentifier, formatVersion)
         self.state = state
         library = interner.library
-        self.relativePath = relativePath
-        keyAndFields = KeyAndFields.join(key, fieldsText)
+        text = relativePath + "\u{0}" + KeyAndFields.join(key, fieldsText)
         self.package = package
         storedManifest = manifest ?? .none
         rare = RareStamps(conflicts: conflicts, memberFolders: memberFolders)
@@ -88,16 +86,33 @@ struct EntryRecord: Sendable, Hashable {
         set { rare = RareStamps(conflicts: conflicts, memberFolders: newValue) }
     }
 
+    /// The package's path relative to the library.
+    var relativePath: String { String(pathPart) }
+
+    /// ``relativePath`` without a copy (for comparing and hashing it).
+    var pathPart: Substring { text[..<separator] }
+
+    private var keyAndFields: Substring { text[text.utf8.index(after: separator)...] }
+
+    /// Where the path ends.
+    private var separator: String.Index {
+        let offset = text.utf8.withContiguousStorageIfAvailable { $0.firstIndex(of: 0) } ?? text.utf8.firstIndex(of: 0).map {
+            text.utf8.distance(from: text.startIndex, to: $0)
+        }
+        guard let offset else { return text.endIndex }
+        return text.utf8.index(text.startIndex, offsetBy: offset)
+    }
+
     /// The key field's value.
     var key: String? {
         get { KeyAndFields.split(keyAndFields).key }
-        set { keyAndFields = KeyAndFields.join(newValue, fieldsText) }
+        set { text = String(pathPart) + "\u{0}" + KeyAndFields.join(newValue, fieldsText) }
     }
 
     /// The kept fields as one string: `name NUL json-text NUL …`, sorted by name.
     var fieldsText: String {
         get { String(KeyAndFields.split(keyAndFields).fields) }
-        set { keyAndFields = KeyAndFields.join(key, newValue) }
+        set { text = String(pathPart) + "\u{0}" + KeyAndFields.join(key, newValue) }
     }
 
     /// The manifest's stamp, nil when there was none: an in-place edit changes it.
@@ -270,7 +285,7 @@ enum KeyAndFields {
         return String(key.utf8.count) + ":" + key + fieldsText
     }
 
-    static func split(_ text: String) -> (key: String?, fields: Substring) {
+    static func split(_ text: Substring) -> (key: String?, fields: Substring) {
         let utf8 = text.utf8
         guard let first = utf8.first, first != UInt8(ascii: "-"), let colon = utf8.firstIndex(of: UInt8(ascii: ":")),
             let length = Int(text[..<colon])

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// The records of an index by relative path: one contiguous array of records and a table of
 /// positions, so that 100,000 records cost their own size and not a hash table of them.
 ///
@@ -17,17 +23,41 @@ struct RecordTable: Sendable {
         for record in records { insertIfAbsent(record) }
     }
 
-    /// The slot holding `path`, or the empty slot where it would go (with nil).
-    private func find(_ path: String) -> (slot: Int, position: Int?) {
+    /// The slot holding `path`, or the empty slot where it would go (with nil). Paths are
+    /// compared and hashed by their UTF-8 bytes, as the file system tells names apart.
+    private func find(_ path: some StringProtocol) -> (slot: Int, position: Int?) {
         let mask = slots.count - 1
-        var slot = path.hashValue & mask
+        var slot = Self.hash(path) & mask
         while true {
             let stored = slots[slot]
             if stored == 0 { return (slot, nil) }
             let position = Int(stored) - 1
-            if storage[position].relativePath == path { return (slot, position) }
+            if Self.equal(storage[position].pathPart, path) { return (slot, position) }
             slot = (slot + 1) & mask
         }
+    }
+
+    /// Whether two paths have the same UTF-8 bytes.
+    private static func equal(_ a: Substring, _ b: some StringProtocol) -> Bool {
+        let compared = a.utf8.withContiguousStorageIfAvailable { x in
+            b.utf8.withContiguousStorageIfAvailable { y in
+                x.count == y.count && (x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0)
+            }
+        }
+        if let compared, let compared { return compared }
+        return a.utf8.elementsEqual(b.utf8)
+    }
+
+    /// The hash of a path's UTF-8 bytes (the same for a `String` and a `Substring`).
+    private static func hash(_ path: some StringProtocol) -> Int {
+        var hasher = Hasher()
+        let hashed: Void? = path.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        if hashed == nil {
+            var copy = String(path)
+            copy.makeContiguousUTF8()
+            copy.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        }
+        return hasher.finalize()
     }
 
     private func position(of path: String) -> Int? {
@@ -43,7 +73,7 @@ struct RecordTable: Sendable {
     private mutating func rehash(capacity: Int) {
         slots = [Int32](repeating: 0, count: capacity)
         for position in storage.indices {
-            let (slot, _) = find(storage[position].relativePath)
+            let (slot, _) = find(storage[position].pathPart)
             slots[slot] = Int32(position + 1)
         }
     }
@@ -53,7 +83,7 @@ struct RecordTable: Sendable {
         get { position(of: path).map { storage[$0] } }
         set {
             guard let newValue else { _ = removeValue(forKey: path); return }
-            assert(newValue.relativePath == path, "a record is kept under its own path")
+            assert(newValue.pathPart == path, "a record is kept under its own path")
             if let position = position(of: path) {
                 storage[position] = newValue
             } else {
@@ -65,7 +95,7 @@ struct RecordTable: Sendable {
     /// Adds `record` unless a record has its path (a duplicate path, rare: the first one stays).
     mutating func insertIfAbsent(_ record: EntryRecord) {
         growIfNeeded()
-        let (slot, existing) = find(record.relativePath)
+        let (slot, existing) = find(record.pathPart)
         guard existing == nil else { return }
         storage.append(record)
         slots[slot] = Int32(storage.count)
@@ -91,7 +121,7 @@ struct RecordTable: Sendable {
             storage[position] = last
             // The moved record's slot now holds a position past the end: point it at its new place.
             let mask = slots.count - 1
-            var probe = last.relativePath.hashValue & mask
+            var probe = Self.hash(last.pathPart) & mask
             while slots[probe] != Int32(storage.count + 1) { probe = (probe + 1) & mask }
             slots[probe] = Int32(position + 1)
         }
@@ -105,7 +135,7 @@ struct RecordTable: Sendable {
         var hole = slot
         var next = (hole + 1) & mask
         while slots[next] != 0 {
-            let home = storage[Int(slots[next]) - 1].relativePath.hashValue & mask
+            let home = Self.hash(storage[Int(slots[next]) - 1].pathPart) & mask
             // It may move into the hole if the hole lies between its home slot and where it is.
             if (next - home) & mask >= (next - hole) & mask {
                 slots[hole] = slots[next]
