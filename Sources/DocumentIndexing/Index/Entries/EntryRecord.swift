@@ -58,7 +58,7 @@ struct EntryRecord: Sendable, Hashable {
         formatAndVersion = interner.format(formatIdentifier, formatVersion)
         self.state = state
         library = interner.library
-        text = relativePath + "\u{0}" + KeyAndFields.join(key, fieldsText)
+        text = KeyAndFields.text(path: relativePath, key: key, fieldsText: fieldsText)
         self.package = package
         storedManifest = manifest ?? .none
         rare = RareStamps(conflicts: conflicts, memberFolders: memberFolders)
@@ -106,13 +106,13 @@ struct EntryRecord: Sendable, Hashable {
     /// The key field's value.
     var key: String? {
         get { KeyAndFields.split(keyAndFields).key }
-        set { text = String(pathPart) + "\u{0}" + KeyAndFields.join(newValue, fieldsText) }
+        set { text = KeyAndFields.text(path: pathPart, key: newValue, fieldsText: fieldsText) }
     }
 
     /// The kept fields as one string: `name NUL json-text NUL …`, sorted by name.
     var fieldsText: String {
         get { String(KeyAndFields.split(keyAndFields).fields) }
-        set { text = String(pathPart) + "\u{0}" + KeyAndFields.join(key, newValue) }
+        set { text = KeyAndFields.text(path: pathPart, key: key, fieldsText: newValue) }
     }
 
     /// The manifest's stamp, nil when there was none: an in-place edit changes it.
@@ -277,12 +277,26 @@ enum CompactIdentifier: Sendable, Hashable {
     }
 }
 
-/// A record's key and fields text in one string: `-` then the fields text when there is no key,
-/// else the key's length in UTF-8 bytes (decimal), `:`, the key, then the fields text.
+/// A record's path, key and fields text in one string: the path, NUL, then `-` and the fields
+/// text when there is no key, else the key's length in UTF-8 bytes (decimal), `:`, the key, then
+/// the fields text.
 enum KeyAndFields {
-    static func join(_ key: String?, _ fieldsText: String) -> String {
-        guard let key else { return "-" + fieldsText }
-        return String(key.utf8.count) + ":" + key + fieldsText
+    /// `path NUL` and the key and fields joined, made in one allocation (a load makes 100,000).
+    static func text(path: some StringProtocol, key: String?, fieldsText: String) -> String {
+        let length = key.map { String($0.utf8.count) }
+        var text = ""
+        text.reserveCapacity(path.utf8.count + 2 + (length?.utf8.count ?? 0) + (key?.utf8.count ?? 0) + fieldsText.utf8.count)
+        text += path
+        text += "\u{0}"
+        if let key, let length {
+            text += length
+            text += ":"
+            text += key
+        } else {
+            text += "-"
+        }
+        text += fieldsText
+        return text
     }
 
     static func split(_ text: Substring) -> (key: String?, fields: Substring) {

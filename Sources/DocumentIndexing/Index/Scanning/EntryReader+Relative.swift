@@ -25,8 +25,12 @@ extension EntryReader {
     /// ``manifestStamp(_:)``, relative to the open library folder `library` (nil: by absolute path).
     func manifestStamp(_ relativePath: String, in library: Descriptor?) -> FileStamp? {
         guard let library else { return manifestStamp(relativePath) }
-        guard let status = try? fileSystem.status(of: relativePath + "/" + configuration.manifestName, in: library.rawValue)
-        else { return nil }
+        var manifestPath = ""
+        manifestPath.reserveCapacity(relativePath.utf8.count + 1 + configuration.manifestName.utf8.count)
+        manifestPath += relativePath
+        manifestPath += "/"
+        manifestPath += configuration.manifestName  // one allocation per entry, at 100,000 entries
+        guard let status = try? fileSystem.status(of: manifestPath, in: library.rawValue) else { return nil }
         return FileStamp(status)
     }
 }
