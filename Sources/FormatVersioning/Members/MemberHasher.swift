@@ -207,17 +207,19 @@ public struct MemberHasher: Sendable {
         let referenceTime = DigestClock.now()
         let root: CInt
         do { root = try fileSystem.open(packagePath, in: AT_FDCWD, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW) } catch { return }
-        var folders: [ArraySlice<Substring>: CInt] = [[]: root]
+        // The open folders by path; a member's folder and name are split at its last slash.
+        var folders: [Substring: CInt] = ["": root]
         defer { for fd in folders.values { try? fileSystem.close(fd, name: packagePath) } }
         var recorded: [CachedMemberDigest] = []
         recorded.reserveCapacity(members.count)
         for (path, record) in members {
-            let components = path.split(separator: "/")
-            guard let name = components.last else { continue }
-            let parent = components.dropLast()
+            let slash = path.utf8.lastIndex(of: UInt8(ascii: "/"))
+            let parent = slash.map { path[..<$0] } ?? ""
+            let name = slash.map { path[path.utf8.index(after: $0)...] } ?? path[...]
+            guard !name.isEmpty else { continue }
             var folder = folders[parent]
             if folder == nil {
-                folder = try? openDirectory(parent.map(String.init)[...], from: root, using: fileSystem)
+                folder = try? openDirectory(parent.split(separator: "/").map(String.init)[...], from: root, using: fileSystem)
                 if let folder { folders[parent] = folder }
             }
             guard let folder, let status = try? fileSystem.status(of: String(name), in: folder), status.kind == .regular else {
