@@ -35,6 +35,18 @@ struct EntryRecord: Sendable, Hashable {
             memberFolders: memberFolders)
     }
 
+    /// The same, the shared parts looked up through `interner` (a reader's, for many records).
+    init(
+        entry: IndexEntry, package: FileStamp, manifest: FileStamp?, conflicts: FileStamp?, memberFolders: MemberFolderStamps?,
+        interner: inout RecordInterner
+    ) {
+        self.init(
+            interner: &interner, relativePath: entry.relativePath, identifier: entry.documentIdentifier,
+            formatIdentifier: entry.formatIdentifier, formatVersion: entry.formatVersion, key: entry.key,
+            fieldsText: entry.fieldsText, state: entry.state, package: package, manifest: manifest, conflicts: conflicts,
+            memberFolders: memberFolders)
+    }
+
     /// Makes a record from its stored parts (`fieldsText` as ``FieldsText/text(_:)`` makes it).
     init(
         libraryURL: URL, relativePath: String, identifier: String?, formatIdentifier: String?, formatVersion: Int?,
@@ -160,7 +172,7 @@ struct EntryRecord: Sendable, Hashable {
 
 /// The shared parts of the records a loader makes: the library's index, looked up once (a URL
 /// is slow to hash), and the last format and version, compared before they are looked up.
-struct RecordInterner {
+struct RecordInterner: Sendable {
     let library: UInt32
     private var lastFormat: (identifier: String?, version: Int?, index: UInt32)?
 

@@ -16,12 +16,15 @@ import SystemPackage
 struct EntryReader: Sendable {
     let configuration: DocumentIndex.Configuration
     let libraryPath: String
+    /// The shared parts of the records it reads (the library URL, looked up once).
+    let interner: RecordInterner
 
     var fileSystem: FileSystem { configuration.fileSystem }
 
     init(configuration: DocumentIndex.Configuration) {
         self.configuration = configuration
         self.libraryPath = configuration.folderURL.standardizedFileURL.path
+        interner = RecordInterner(libraryURL: configuration.folderURL)
     }
 
     func absolutePath(_ relativePath: String) -> String {
@@ -84,46 +87,50 @@ struct EntryReader: Sendable {
         }
         let stamp = FileStamp(manifestStatus)
         entry.modificationDate = Date(timeIntervalSince1970: Double(manifestStatus.modificationTime) / 1e9)
-        var record = EntryRecord(entry: entry, package: FileStamp(folderStatus), manifest: stamp, conflicts: nil)
+        // The record is made once, at the end (from the entry, as far as it was read).
+        let package = FileStamp(folderStatus)
+        var interner = self.interner
         guard manifestStatus.kind == .regular else {
-            record.entry.state = .damaged("\(manifestPath) is not a regular file.")
-            return record
+            entry.state = .damaged("\(manifestPath) is not a regular file.")
+            return EntryRecord(entry: entry, package: package, manifest: stamp, conflicts: nil, memberFolders: nil, interner: &interner)
         }
         guard manifestStatus.size <= Int64(DocumentManifest.Limits.maximumSize) else {
-            record.entry.state = .damaged("\(manifestPath) is \(manifestStatus.size) bytes, more than a manifest may be (8 MiB).")
-            return record
+            entry.state = .damaged("\(manifestPath) is \(manifestStatus.size) bytes, more than a manifest may be (8 MiB).")
+            return EntryRecord(entry: entry, package: package, manifest: stamp, conflicts: nil, memberFolders: nil, interner: &interner)
         }
         let data: Data
         do { data = try readAll(manifestDescriptor.rawValue, size: Int(manifestStatus.size), name: manifestPath, using: fileSystem) } catch {
-            record.entry.state = .damaged("\(manifestPath) can't be read: \(error.readableDescription).")
-            return record
+            entry.state = .damaged("\(manifestPath) can't be read: \(error.readableDescription).")
+            return EntryRecord(entry: entry, package: package, manifest: stamp, conflicts: nil, memberFolders: nil, interner: &interner)
         }
         let manifest: DocumentManifest
         do { manifest = try DocumentManifest(jsonData: data, path: manifestPath) } catch {
             // A manifest caught half-written by an in-place writer reads as malformed: it is
             // damaged until its stamp changes again.
-            record.entry.state = .damaged(error.detail ?? error.description)
-            return record
+            entry.state = .damaged(error.detail ?? error.description)
+            return EntryRecord(entry: entry, package: package, manifest: stamp, conflicts: nil, memberFolders: nil, interner: &interner)
         }
-        record.entry.documentIdentifier = manifest.documentIdentifier
-        record.entry.formatIdentifier = manifest.formatIdentifier
-        record.entry.formatVersion = manifest.formatVersion
-        if let keyField = configuration.keyField { record.entry.key = manifest.additionalFields[keyField]?.stringValue }
+        entry.documentIdentifier = manifest.documentIdentifier
+        entry.formatIdentifier = manifest.formatIdentifier
+        entry.formatVersion = manifest.formatVersion
+        if let keyField = configuration.keyField { entry.key = manifest.additionalFields[keyField]?.stringValue }
         var fields: [String: RawJSONValue] = [:]
         for field in configuration.fields {
             if let value = manifest.additionalFields[field] { fields[field] = value }
         }
-        record.fieldsText = FieldsText.text(fields)
-        record.memberFolders = memberFolderStamps(of: manifest, in: folder.rawValue)
-        record.entry.state = state(of: manifest, in: folder.rawValue, path: path)
-        if case .current = record.entry.state {
-            record.conflicts = conflictStamp(identifier: manifest.documentIdentifier)
-            if record.conflicts != nil {
+        entry.fields = fields
+        let memberFolders = memberFolderStamps(of: manifest, in: folder.rawValue)
+        entry.state = state(of: manifest, in: folder.rawValue, path: path)
+        var conflicts: FileStamp?
+        if case .current = entry.state {
+            conflicts = conflictStamp(identifier: manifest.documentIdentifier)
+            if conflicts != nil {
                 let count = conflictCount(of: relativePath)
-                if count > 0 { record.entry.state = .unresolvedConflicts(count) }
+                if count > 0 { entry.state = .unresolvedConflicts(count) }
             }
         }
-        return record
+        return EntryRecord(
+            entry: entry, package: package, manifest: stamp, conflicts: conflicts, memberFolders: memberFolders, interner: &interner)
     }
 
     /// The state the manifest and the members on disk show.
