@@ -242,4 +242,24 @@ struct IndexLiveNamedTests {
         #expect(summary(await index.entries) == summary(try await library.configuration().freshScan()))
         await index.close()
     }
+
+    @Test("a folder an event asks to list is listed even if an earlier batch accounted for it at a stamp that already held the change")
+    func relistingIsNotHiddenByAnAccountedStamp() async throws {
+        let library = try IndexTestLibrary()
+        try library.writeNote("A.note", title: "A")
+        let index = try DocumentIndex(library.configuration())
+        let collector = BatchCollector(index.updates())
+        #expect(await collector.wait { $0.first?.kind == .gathered })
+        await index.holdEvents(true)
+        try library.writeNote("Sub/E.note", title: "E")
+        // A batch of events naming hidden items, looked at after `Sub` was made: the library
+        // folder is accounted for at a stamp that already holds `Sub`...
+        await index.applyLiveChanges(packages: [], accounting: [""], settling: true)
+        // ...then `Sub`'s own event, which names a folder: the library folder must be listed.
+        await index.applyLiveChanges(packages: [], relisting: [""], settling: true)
+        #expect(await index.entries.map(\.relativePath).contains("Sub/E.note"))
+        await index.holdEvents(false)
+        #expect(summary(await index.entries) == summary(try await library.configuration().freshScan()))
+        await index.close()
+    }
 }

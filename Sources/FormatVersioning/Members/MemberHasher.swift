@@ -210,8 +210,8 @@ public struct MemberHasher: Sendable {
         // The open folders by path; a member's folder and name are split at its last slash.
         var folders: [Substring: CInt] = ["": root]
         defer { for fd in folders.values { try? fileSystem.close(fd, name: packagePath) } }
-        var recorded: [CachedMemberDigest] = []
-        recorded.reserveCapacity(members.count)
+        var looks: [(folder: CInt, name: String, record: MemberRecord)] = []
+        looks.reserveCapacity(members.count)
         for (path, record) in members {
             let slash = path.utf8.lastIndex(of: UInt8(ascii: "/"))
             let parent = slash.map { path[..<$0] } ?? ""
@@ -222,9 +222,17 @@ public struct MemberHasher: Sendable {
                 folder = try? openDirectory(parent.split(separator: "/").map(String.init)[...], from: root, using: fileSystem)
                 if let folder { folders[parent] = folder }
             }
-            guard let folder, let status = try? fileSystem.status(of: String(name), in: folder), status.kind == .regular else {
-                continue
-            }
+            if let folder { looks.append((folder, String(name), record)) }
+        }
+        // The `fstatat`s (the kernel's path lookups) over the cores for a large package.
+        let statuses = concurrentMap(looks.count, threshold: 2_048) { [looks] index in
+            try? fileSystem.status(of: looks[index].name, in: looks[index].folder)
+        }
+        var recorded: [CachedMemberDigest] = []
+        recorded.reserveCapacity(looks.count)
+        for (look, status) in zip(looks, statuses) {
+            guard let status, status.kind == .regular else { continue }
+            let record = look.record
             let identity = status.identity
             guard let known = digests[FileKey(identity)], known.size == record.size, known.sha256 == record.sha256,
                 known.identity.size == identity.size, known.identity.modificationTime == identity.modificationTime

@@ -163,7 +163,7 @@ extension DocumentIndex {
             }
         }
         noteEvents(in: packages)
-        applyLiveChanges(packages: packages, accounting: named.subtracting(relist), settling: true)
+        applyLiveChanges(packages: packages, accounting: named.subtracting(relist), relisting: relist, settling: true)
         for cookie in cookies { finishSync(cookie) }
     }
 
@@ -171,7 +171,14 @@ extension DocumentIndex {
     /// The library folders `accounting` (whose events named every change) are taken as they are
     /// now, without a listing. When `settling`, packages found mid-change are held back (see
     /// ``holdUnsettled(_:looked:previous:)``); otherwise those held back are checked and published too.
-    func applyLiveChanges(packages named: Set<String>, accounting: Set<String> = [], everything: Bool = false, settling: Bool = false) {
+    ///
+    /// The folders `relisting` (an event there named something else, or nothing) are listed
+    /// whatever their stamps say: an earlier batch may have accounted for a folder at a stamp it
+    /// read after this event's change was made, so the stamp alone would hide the change.
+    func applyLiveChanges(
+        packages named: Set<String>, accounting: Set<String> = [], relisting: Set<String> = [], everything: Bool = false,
+        settling: Bool = false
+    ) {
         guard (try? checkLibrary()) != nil else { return }
         let packages = settling ? named : named.union(takeUnsettled())
         var previous: [String: EntryRecord] = [:]
@@ -183,6 +190,7 @@ extension DocumentIndex {
             accounted.accountedChanged[folder] = stamp
         }
         var changes = accounted
+        for folder in relisting where snapshot.folders[folder] != nil { snapshot.markUnlisted(folder, into: &changes) }
         changes.merge(snapshot.refresh(using: reader, listingOnly: !everything))
         for path in packages.sorted() { snapshot.revalidate(path, using: reader, into: &changes) }
         // A package the events named gone marked its folder to be listed: the events said why.

@@ -1,3 +1,4 @@
+import DocumentKitSystem
 import Foundation
 import GRDB
 
