@@ -27,6 +27,17 @@ struct LiveNestedMemberTests {
         return package
     }
 
+    /// A library holding `photo.note` with its attachment, and an index of it, refreshed (the
+    /// photo current).
+    func indexedPhoto() async throws -> (IndexTestLibrary, URL, DocumentIndex) {
+        let library = try IndexTestLibrary()
+        let package = try makePhoto(in: library, withAttachment: true)
+        let index = try DocumentIndex(library.configuration())
+        try await index.refresh()
+        #expect(await index.entry(atRelativePath: "photo.note")?.state == .current)
+        return (library, package, index)
+    }
+
     @Test("a member delivered into a package's subfolder (a temporary name renamed into place) makes the live entry current")
     func nestedMemberDelivered() async throws {
         let library = try IndexTestLibrary()
@@ -55,12 +66,8 @@ struct LiveNestedMemberTests {
 
     @Test("a member removed from a package's subfolder makes the entry incomplete at the next refresh and restart")
     func nestedMemberRemoved() async throws {
-        let library = try IndexTestLibrary()
-        let package = try makePhoto(in: library, withAttachment: true)
+        let (library, package, index) = try await indexedPhoto()
         let configuration = library.configuration()
-        let index = try DocumentIndex(configuration)
-        try await index.refresh()
-        #expect(await index.entry(atRelativePath: "photo.note")?.state == .current)
         try FileManager.default.removeItem(at: package.appendingPathComponent("attachments/big.bin"))
         let fresh = try await configuration.freshScan()
         guard case .incomplete? = fresh.first?.state else { Issue.record("fresh scan: \(fresh.map(describe))"); return }
@@ -77,12 +84,8 @@ struct LiveNestedMemberTests {
 
     @Test("an index of format version 2 (no member folder stamps) reads every entry again once: a member removed before the upgrade is seen")
     func versionTwoIndexReadsAgain() async throws {
-        let library = try IndexTestLibrary()
-        let package = try makePhoto(in: library, withAttachment: true)
+        let (library, package, index) = try await indexedPhoto()
         let configuration = library.configuration()
-        let index = try DocumentIndex(configuration)
-        try await index.refresh()
-        #expect(await index.entry(atRelativePath: "photo.note")?.state == .current)
         await index.close()
         // The file as version 2 wrote it, and the member removed while no index looked.
         let file = try #require(try FileManager.default.contentsOfDirectory(atPath: library.cache.url.path).first { $0.hasSuffix(".sqlite") })
