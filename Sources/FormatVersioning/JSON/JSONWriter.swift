@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import DocumentKitSystem
 
 /// A JSON value to write: the manifest's own values, and values kept as their exact text.
 indirect enum JSONOutput {
@@ -54,20 +50,7 @@ enum JSONWriter {
 
     /// Whether `a` comes before `b` in the order of their UTF-8 bytes (the specification's order
     /// of keys; `String`'s own `<` compares canonical equivalents, which is another order).
-    static func precedes(_ a: String, _ b: String) -> Bool {
-        let compared = a.utf8.withContiguousStorageIfAvailable { first in
-            b.utf8.withContiguousStorageIfAvailable { second -> Bool in
-                let common = min(first.count, second.count)
-                if common > 0, let x = first.baseAddress, let y = second.baseAddress {
-                    let order = memcmp(x, y, common)
-                    if order != 0 { return order < 0 }
-                }
-                return first.count < second.count
-            }
-        }
-        if let compared, let compared { return compared }
-        return a.utf8.lexicographicallyPrecedes(b.utf8)
-    }
+    static func precedes(_ a: String, _ b: String) -> Bool { UTF8Order.compare(a, b) < 0 }
 
     private static func writeContainer(
         open: Unicode.Scalar, close: Unicode.Scalar, count: Int, level: Int, into output: inout [UInt8],

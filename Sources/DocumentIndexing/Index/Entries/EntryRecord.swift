@@ -158,10 +158,11 @@ struct EntryRecord: Sendable, Hashable {
     /// The entry, made from the record (its modification date is the manifest's).
     var entry: IndexEntry {
         get {
-            IndexEntry(
+            let (key, fields) = KeyAndFields.split(keyAndFields)  // once, for both
+            return IndexEntry(
                 libraryURL: libraryURL, relativePath: relativePath, documentIdentifier: identifier.text,
                 formatIdentifier: formatIdentifier, formatVersion: formatVersion, key: key,
-                fieldsText: fieldsText,
+                fieldsText: String(fields),
                 modificationDate: manifest.map { Date(timeIntervalSince1970: Double($0.modificationTime) / 1e9) }, state: state)
         }
         set {

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import DocumentKitSystem
 
 /// The records of an index by relative path: one contiguous array of records and a table of
 /// positions, so that 100,000 records cost their own size and not a hash table of them.
@@ -32,20 +28,9 @@ struct RecordTable: Sendable {
             let stored = slots[slot]
             if stored == 0 { return (slot, nil) }
             let position = Int(stored) - 1
-            if Self.equal(storage[position].pathPart, path) { return (slot, position) }
+            if UTF8Order.compare(storage[position].pathPart, path) == 0 { return (slot, position) }
             slot = (slot + 1) & mask
         }
-    }
-
-    /// Whether two paths have the same UTF-8 bytes.
-    private static func equal(_ a: Substring, _ b: some StringProtocol) -> Bool {
-        let compared = a.utf8.withContiguousStorageIfAvailable { x in
-            b.utf8.withContiguousStorageIfAvailable { y in
-                x.count == y.count && (x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0)
-            }
-        }
-        if let compared, let compared { return compared }
-        return a.utf8.elementsEqual(b.utf8)
     }
 
     /// The hash of a path's UTF-8 bytes (the same for a `String` and a `Substring`).
