@@ -60,7 +60,10 @@ let package = Package(
             ]
         ),
         // Layer 1: archives through libarchive.
-        .target(name: "DocumentArchive", dependencies: ["CArchive", "DocumentKitSystem"]),
+        .target(
+            name: "DocumentArchive",
+            dependencies: ["CArchive", "DocumentKitSystem", "FilePackages", .product(name: "SystemPackage", package: "swift-system")]
+        ),
         // Layer 2: the manifest, format versions and features, migrations, member hashes.
         .target(name: "FormatVersioning", dependencies: ["DocumentKitSystem", "FilePackages", "CLibCrypto"]),
         // Layer 3: the version store: previous and conflict versions, adopted sync-engine copies.
@@ -164,6 +167,10 @@ let package = Package(
             name: "DocumentIndexingTests",
             // `notes`: the live tests change a library with real notes processes.
             dependencies: ["DocumentKit", "DocumentIndexing", "DocumentKitTesting", "dk-index-child", "dk-digest-child", "notes"]
+        ),
+        .testTarget(
+            name: "DocumentArchiveTests",
+            dependencies: ["DocumentArchive", "DocumentKit", "DocumentKitTesting", "CArchive"]
         ),
         .testTarget(
             name: "NotesTests",

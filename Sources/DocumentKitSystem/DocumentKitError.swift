@@ -62,6 +62,16 @@ public struct DocumentKitError: Error, Sendable, CustomStringConvertible {
         /// A folder for per-user state (coordination, drafts), or a file in it, is not the user's
         /// own, or another user may change it: it is refused (the message says why and what to do).
         public static let untrustedFolder = Code("untrustedFolder")
+        /// An archive entry was refused because extracting it could write outside the destination
+        /// or make something other than files, folders and links inside it: an absolute path or
+        /// `..`, a link leading out, a device, a FIFO, a duplicate or a DocumentKit temporary name.
+        /// ``DocumentKitError/archiveEntry`` names it.
+        public static let unsafeArchiveEntry = Code("unsafeArchiveEntry")
+        /// An archive went over one of the limits of its import (total or entry size, entry count,
+        /// compression ratio, depth, path length): a decompression bomb, or limits set too low.
+        public static let archiveLimitExceeded = Code("archiveLimitExceeded")
+        /// The operation was cancelled (its task was); it left nothing behind.
+        public static let cancelled = Code("cancelled")
         /// Any other failure; see ``DocumentKitError/errno``.
         public static let other = Code("other")
     }
@@ -87,6 +97,8 @@ public struct DocumentKitError: Error, Sendable, CustomStringConvertible {
     public var detail: String?
     /// The error behind this one, when it came from elsewhere (for example a subclass's decoder).
     public var underlyingError: (any Error & Sendable)?
+    /// For an archive's failure: the entry (its name in the archive) being read or written.
+    public var archiveEntry: String?
     /// For an `incompletePackage` or a `modifiedPackage`: the contents of the newest whole version
     /// of the document in its version store, which the app may offer instead (read it, never
     /// change it); nil when the document has no store or the store has no version of it.
