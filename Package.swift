@@ -62,7 +62,10 @@ let package = Package(
         // Layer 1: archives through libarchive.
         .target(
             name: "DocumentArchive",
-            dependencies: ["CArchive", "DocumentKitSystem", "FilePackages", .product(name: "SystemPackage", package: "swift-system")]
+            dependencies: [
+                "CArchive", "DocumentKitSystem", "FileCoordination", "FilePackages",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
         ),
         // Layer 2: the manifest, format versions and features, migrations, member hashes.
         .target(name: "FormatVersioning", dependencies: ["DocumentKitSystem", "FilePackages", "CLibCrypto"]),

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import DocumentKitSystem
+import FileCoordination
 import FilePackages
 import Foundation
 import SystemPackage
@@ -60,10 +61,14 @@ public enum DocumentArchiver {
     /// names) to a new archive at `archiveURL`, streaming (memory does not grow with their
     /// size) and atomically: the archive appears whole or not at all, replacing a file there.
     ///
+    /// With a `coordinator`, each item is read under a coordinated read of its own, taken in
+    /// turn: a document being saved is captured before or after the save, never half-way, and
+    /// a library of thousands of documents is not locked whole for the length of the export.
+    ///
     /// Cancelling the task stops the export with a `cancelled` error and leaves nothing behind.
     public static func export(
         itemsAt urls: [URL], to archiveURL: URL, options: ArchiveExportOptions = ArchiveExportOptions(),
-        using fileSystem: FileSystem = .live, progress: ArchiveProgressHandler? = nil
+        coordinator: FileCoordinator? = nil, using fileSystem: FileSystem = .live, progress: ArchiveProgressHandler? = nil
     ) async throws(DocumentKitError) -> ArchiveExportSummary {
         let archivePath = archiveURL.standardizedFileURL.path
         var names = Set<String>()
@@ -99,7 +104,19 @@ public enum DocumentArchiver {
             } catch { throw error.documentKitError(.save, archivePath, step: "starting the archive") }
             walk.writer = writer
             for root in roots {
-                try walk.export(root.name, in: root.parent.rawValue, path: root.path, entryPath: root.name)
+                guard let coordinator else {
+                    try walk.export(root.name, in: root.parent.rawValue, path: root.path, entryPath: root.name)
+                    continue
+                }
+                do {
+                    try coordinator.coordinate(readingItemAt: URL(fileURLWithPath: root.path)) { _ in
+                        try walk.export(root.name, in: root.parent.rawValue, path: root.path, entryPath: root.name)
+                    }
+                } catch let error as DocumentKitError {
+                    throw error
+                } catch {
+                    throw DocumentKitError(.other, operation: .read, path: root.path, step: "coordinating the read", underlyingError: error)
+                }
             }
             do throws(ArchiveFailure) { try writer.finish() } catch { throw error.documentKitError(.save, archivePath, step: "finishing the archive") }
             summary.entryCount = walk.done.completedEntries

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import DocumentKitSystem
+import FileCoordination
 import FilePackages
 import Foundation
 import SystemPackage
@@ -78,12 +79,13 @@ public final class StagedArchive {
     /// Moves `item` into the destination folder as `name` (default: its own), atomically: the
     /// item appears whole or not at all, and never replaces anything. A taken name gives "NAME
     /// (2).EXT" and so on under ``ExistingItemPolicy/importAsCopy``, an error under `refuse`.
+    /// With a `coordinator`, each name is tried under a coordinated write of it.
     ///
     /// - Returns: The item's URL in the destination folder.
     @discardableResult
-    public func moveIn(_ item: StagedItem, as name: String? = nil, policy: ExistingItemPolicy = .importAsCopy)
-        throws(DocumentKitError) -> URL
-    {
+    public func moveIn(
+        _ item: StagedItem, as name: String? = nil, policy: ExistingItemPolicy = .importAsCopy, coordinator: FileCoordinator? = nil
+    ) throws(DocumentKitError) -> URL {
         let wanted = name ?? item.name
         let destinationPath = destinationURL.standardizedFileURL.path
         guard !isDiscarded else {
@@ -95,9 +97,8 @@ public final class StagedArchive {
         for attempt in 1...10_000 {
             let candidate = attempt == 1 ? wanted : Self.copyName(wanted, number: attempt)
             let path = destinationPath == "/" ? "/" + candidate : destinationPath + "/" + candidate
-            do {
-                try fileSystem.renameWithoutReplacing(item.name, in: staging.rawValue, to: candidate, in: destination.rawValue)
-            } catch {
+            let moved = try move(item.name, to: candidate, path: path, coordinator: coordinator)
+            if case .failure(let error) = moved {
                 if error == .fileExists, policy == .importAsCopy { continue }
                 if error == .fileExists {
                     throw DocumentKitError(
@@ -114,6 +115,28 @@ public final class StagedArchive {
             return URL(fileURLWithPath: path)
         }
         throw DocumentKitError(.alreadyExists, operation: .create, path: destinationPath, detail: "No free name for a copy of “\(wanted)”.")
+    }
+
+    /// Renames the staged `name` to `candidate` in the destination without replacing anything,
+    /// under a coordinated write of `path` if there is a coordinator: the rename's own failure
+    /// is returned, a failure to coordinate thrown.
+    private func move(_ name: String, to candidate: String, path: String, coordinator: FileCoordinator?)
+        throws(DocumentKitError) -> Result<Void, Errno>
+    {
+        let rename = { [fileSystem, staging, destination] () -> Result<Void, Errno> in
+            do throws(Errno) {
+                try fileSystem.renameWithoutReplacing(name, in: staging.rawValue, to: candidate, in: destination.rawValue)
+            } catch { return .failure(error) }
+            return .success(())
+        }
+        guard let coordinator else { return rename() }
+        do {
+            return try coordinator.coordinate(writingItemAt: URL(fileURLWithPath: path), options: .forReplacing) { _ in rename() }
+        } catch let error as DocumentKitError {
+            throw error
+        } catch {
+            throw DocumentKitError(.other, operation: .create, path: path, step: "coordinating the write", underlyingError: error)
+        }
     }
 
     /// "Trip (2).note" for "Trip.note"; "README (2)" for "README".
