@@ -36,7 +36,7 @@ struct NotesError: Error, CustomStringConvertible {
         if error.errno == .fileNameTooLong { return .cantCreate }
         switch error.code {
         case .corruptData, .unsupportedFileType, .symbolicLinkNotAllowed, .newerFormat, .unsupportedFormat,
-            .modifiedPackage, .migrationFailed, .invalidArgument:
+            .modifiedPackage, .migrationFailed, .invalidArgument, .unsafeArchiveEntry, .archiveLimitExceeded:
             return .badData
         case .readOnlyDocument, .readOnlyFileSystem, .permissionDenied: return .readOnly
         case .untrustedFolder: return .readOnly  // 77, EX_NOPERM: a folder another user could control
