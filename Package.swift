@@ -26,6 +26,12 @@ let package = Package(
             pkgConfig: "libarchive",
             providers: [.apt(["libarchive-dev"]), .brew(["libarchive"])]
         ),
+        // zlib, found through pkg-config: the DEFLATE streams of single-file (zip) documents.
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
+        ),
         // OpenSSL's libcrypto, found through pkg-config: SHA-256 of package members.
         .systemLibrary(
             name: "CLibCrypto",
@@ -63,7 +69,7 @@ let package = Package(
         .target(
             name: "DocumentArchive",
             dependencies: [
-                "CArchive", "DocumentKitSystem", "FileCoordination", "FilePackages",
+                "CArchive", "CZlib", "DocumentKitSystem", "FileCoordination", "FilePackages",
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),

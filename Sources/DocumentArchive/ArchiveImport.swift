@@ -240,11 +240,18 @@ extension DocumentArchiver {
 
     /// Whether the file is a zip; refuses one whose entries overlap or disagree with its central directory.
     static func checkZipLayout(_ fd: CInt, size: Int64, path: String, fileSystem: FileSystem) throws(DocumentKitError) -> Bool {
+        try zipEntries(fd, size: size, path: path, fileSystem: fileSystem) != nil
+    }
+
+    /// The entries of the zip file open at `fd`, checked (no overlapping data, local headers
+    /// that agree with the central directory); nil if the file is no zip.
+    static func zipEntries(_ fd: CInt, size: Int64, path: String, fileSystem: FileSystem) throws(DocumentKitError)
+        -> [ZipLayoutCheck.Entry]?
+    {
         let check = ZipLayoutCheck(fd: fd, name: path, size: size, fileSystem: fileSystem)
         do {
-            guard try check.looksLikeZip() else { return false }
-            try check.run()
-            return true
+            guard try check.looksLikeZip() else { return nil }
+            return try check.run()
         } catch {
             var result: DocumentKitError
             switch error {
@@ -259,7 +266,9 @@ extension DocumentArchiver {
                     detail: "The zip's central directory and the entry disagree: \(detail).")
                 result.archiveEntry = entry
             case .damaged(let detail):
-                result = DocumentKitError(.corruptData, operation: .read, path: path, step: "reading the zip's central directory", detail: detail.prefix(1).uppercased() + detail.dropFirst() + ".")
+                result = DocumentKitError(
+                    .corruptData, operation: .read, path: path, step: "reading the zip's central directory",
+                    detail: detail.prefix(1).uppercased() + detail.dropFirst() + ".")
             case .system(let errno):
                 result = DocumentKitError(errno, operation: .read, path: path, step: "reading the zip's central directory")
             }

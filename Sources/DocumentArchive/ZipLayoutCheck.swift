@@ -51,9 +51,26 @@ struct ZipLayoutCheck {
         return head[0] == 0x50 && head[1] == 0x4B && ((head[2] == 3 && head[3] == 4) || (head[2] == 5 && head[3] == 6))
     }
 
-    /// Runs the check; returns the number of entries the central directory lists.
+    /// One entry as the central directory and its local header describe it.
+    struct Entry: Sendable {
+        var name: String
+        var nameBytes: [UInt8]
+        var flags: Int
+        var method: Int
+        var crc32: UInt32
+        var compressedSize: Int64
+        var uncompressedSize: Int64
+        var localHeaderOffset: Int64
+        /// Where the entry's (compressed) data starts.
+        var dataOffset: Int64
+        /// The high 16 bits: the Unix mode, when the archive was made on Unix.
+        var externalAttributes: UInt32
+        var madeBy: Int
+    }
+
+    /// Runs the check; returns the entries the central directory lists, in its order.
     @discardableResult
-    func run() throws(Problem) -> Int {
+    func run() throws(Problem) -> [Entry] {
         // The end-of-central-directory record: 22 bytes plus a comment of up to 65,535.
         let tailCount = Int(min(size, 22 + 65_535))
         let tail = try bytes(at: size - Int64(tailCount), count: tailCount)
@@ -89,11 +106,18 @@ struct ZipLayoutCheck {
         let directory = try bytes(at: directoryOffset, count: Int(directorySize))
         var ranges: [(start: Int64, end: Int64, name: String)] = []
         ranges.reserveCapacity(Int(count))
+        var entries: [Entry] = []
+        entries.reserveCapacity(Int(count))
         var position = 0
         for _ in 0..<count {
             guard position + 46 <= directory.count, Self.u32(directory, position) == 0x0201_4B50 else {
                 throw .damaged("central directory record \(ranges.count + 1) is damaged")
             }
+            let madeBy = Self.u16(directory, position + 4)
+            let flags = Self.u16(directory, position + 8)
+            let method = Self.u16(directory, position + 10)
+            let crc = UInt32(Self.u32(directory, position + 16))
+            let external = UInt32(Self.u32(directory, position + 38))
             var compressed = Self.u32(directory, position + 20)
             var uncompressed = Self.u32(directory, position + 24)
             let nameLength = Self.u16(directory, position + 28)
@@ -135,12 +159,18 @@ struct ZipLayoutCheck {
                 throw .damaged("the data of “\(entryName)” runs into the central directory")
             }
             ranges.append((localOffset, dataEnd, entryName))
+            entries.append(
+                Entry(
+                    name: entryName, nameBytes: nameBytes, flags: flags, method: method, crc32: crc, compressedSize: compressed,
+                    uncompressedSize: uncompressed, localHeaderOffset: localOffset,
+                    dataOffset: localOffset + 30 + Int64(localNameLength + localExtraLength), externalAttributes: external,
+                    madeBy: madeBy))
             position = next
         }
         ranges.sort { $0.start < $1.start }
         for (before, after) in zip(ranges, ranges.dropFirst()) where after.start < before.end {
             throw .overlap(first: before.name, second: after.name)
         }
-        return Int(count)
+        return entries
     }
 }

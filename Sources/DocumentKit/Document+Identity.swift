@@ -123,7 +123,7 @@ extension Document {
     func takeOwnIdentity(
         _ change: DocumentIdentityChange, at url: URL, format: FormatDescription, options: SaveOptions
     ) throws(DocumentKitError) {
-        let found = try FileWrapper(contentsOf: url, fileSystem: options.fileSystem)
+        let found = try readTree(at: url, fileSystem: options.fileSystem, keepingConflictCopies: true)
         var manifest = try DocumentManifest(package: found, manifestName: format.manifestName, packagePath: url.path)
         if manifest.documentIdentifier == change.old {
             manifest.documentIdentifier = change.new
@@ -131,7 +131,7 @@ extension Document {
             tree[format.manifestName] = FileWrapper(regularFileWithContents: try manifest.jsonData())
             let base = state.withLock { $0.base }
             let wasBase = base.flatMap { base in baseOfItem(at: url).map { base.isStill($0) } } ?? false
-            _ = try tree.write(to: url, options: options)
+            _ = try storedForm(of: tree, path: url.path).write(to: url, options: options)
             if wasBase {
                 let now = baseOfItem(at: url)
                 state.withLock { $0.base = now }

@@ -64,8 +64,7 @@ extension Document {
         return try coordinated(writing: false, at: requested) { (granted: URL) throws(DocumentKitError) in
             let url = Self.itemLocation(requested: requested, granted: granted)
             // Conflict copies a sync engine left inside a package are not part of it.
-            var tree = try FileWrapper(contentsOf: url, fileSystem: self.saveOptions.fileSystem).withoutConflictCopies(
-                manifestName: format?.manifestName, engines: self.versionStore?.syncEngines ?? ConflictCopyName.Engine.all)
+            var tree = try self.readTree(at: url, fileSystem: self.saveOptions.fileSystem)
             let base = self.baseOfItem(at: url)
             var hasher = MemberHasher(digestCache: digestCache)
             var manifested: ManifestedPackage.Opened?
@@ -224,22 +223,28 @@ extension Document {
                 } catch {
                     throw Self.wrap(error, operation: .save, path: url.path)
                 }
+                // A document stored as one archive writes the archive of its tree.
+                let stored = try self.storedForm(of: tree, path: url.path)
                 switch operation {
                 case .save, .autosaveInPlace, .saveAs:
                     let (saved, conflict, base, place) = try self.coordinated(writing: true, at: url, coordinating: coordinating) {
                         (granted: URL) throws(DocumentKitError) in
                         if operation == .saveAs {
-                            let (saved, conflict, base) = try self.write(tree, over: url, options: options)
+                            let (saved, conflict, base) = try self.write(stored, over: url, options: options)
                             return (saved, conflict, base, url)
                         }
                         // The item's place now: it may have moved while the save waited.
                         let place = try self.placeToSave(requested: url, granted: granted)
                         if let ownIdentity, let format { try self.takeOwnIdentity(ownIdentity, at: place, format: format, options: options) }
-                        let (saved, conflict, base) = try self.write(tree, to: place, options: options)
+                        let (saved, conflict, base) = try self.write(stored, to: place, options: options)
                         return (saved, conflict, base, place)
                     }
-                    previous = saved
-                    if let members = manifest?.members {
+                    if self.archiveFormat != nil {
+                        previous = try self.treeAfterSave(saved, at: place, members: manifest?.members, fileSystem: options.fileSystem)
+                    } else {
+                        previous = saved
+                    }
+                    if self.archiveFormat == nil, let members = manifest?.members {
                         hasher.rememberDigests(of: saved, members: members)
                         // The save's links changed the members' change times: the next process
                         // finds them in the digest cache by their new identities (a cache, not a
@@ -261,7 +266,7 @@ extension Document {
                     return conflict
                 case .saveTo, .autosaveElsewhere:
                     // A draft is the user's alone: 0600 (a package 0700), whatever the document's mode.
-                    var written = tree
+                    var written = stored
                     if operation == .autosaveElsewhere { written.permissions = written.isDirectory ? 0o700 : 0o600 }
                     _ = try self.coordinated(writing: true, at: url) { () throws(DocumentKitError) in
                         try written.write(to: url, options: options)

@@ -55,7 +55,7 @@ extension FileWrapper {
         switch storage {
         case .directory(let children):
             return try PackageSave(location: location, current: current, options: options).run(children, permissions: permissions)
-        case .data, .lazy:
+        case .data, .lazy, .provided:
             return try FileSave(location: location, current: current, options: options).run(self)
         case .symbolicLink:
             throw DocumentKitError(

@@ -18,6 +18,7 @@ public struct FileWrapper: Sendable {
     package enum Storage: Sendable {
         case data(Data)
         case lazy(LazyFileContents)
+        case provided(ProvidedFileContents)
         case directory([String: FileWrapper])
         case symbolicLink(String)
     }
@@ -65,7 +66,7 @@ public struct FileWrapper: Sendable {
     /// The kind of item.
     public var kind: Kind {
         switch storage {
-        case .data, .lazy: .regularFile
+        case .data, .lazy, .provided: .regularFile
         case .directory: .directory
         case .symbolicLink: .symbolicLink
         }
@@ -88,6 +89,7 @@ public struct FileWrapper: Sendable {
             switch storage {
             case .data(let data): return data
             case .lazy(let lazy): return try lazy.data()
+            case .provided(let provided): return try provided.data()
             case .directory, .symbolicLink:
                 throw DocumentKitError(
                     .invalidArgument, operation: .read, path: "(file wrapper)",
@@ -144,6 +146,7 @@ public struct FileWrapper: Sendable {
         switch storage {
         case .data(let data): Int64(data.count)
         case .lazy(let lazy): lazy.loaded.map { Int64($0.count) } ?? lazy.origin.identity.size
+        case .provided(let provided): provided.loaded.map { Int64($0.count) } ?? provided.size
         case .directory, .symbolicLink: nil
         }
     }
@@ -154,6 +157,7 @@ public struct FileWrapper: Sendable {
         switch storage {
         case .data(let data): data.withUnsafeBytes(body)
         case .lazy(let lazy): try lazy.forEachChunk(body)
+        case .provided(let provided): try provided.forEachChunk { (bytes) throws(DocumentKitError) in body(bytes) }
         case .directory, .symbolicLink:
             throw DocumentKitError(
                 .invalidArgument, operation: .read, path: "(file wrapper)",
@@ -181,7 +185,9 @@ extension FileWrapper: Equatable {
             return l == r
         case (.lazy(let l), .lazy(let r)) where l === r || l.origin.identity.isUnchanged(comparedTo: r.origin.identity):
             return true
-        case (.data, .data), (.data, .lazy), (.lazy, .data), (.lazy, .lazy):
+        case (.provided(let l), .provided(let r)) where l === r || (l.key != nil && l.key == r.key):
+            return true
+        case (.data, .data), (.data, .lazy), (.lazy, .data), (.lazy, .lazy), (.provided, _), (_, .provided):
             guard let l = try? lhs.regularFileContents, let r = try? rhs.regularFileContents else { return false }
             return l == r
         default:

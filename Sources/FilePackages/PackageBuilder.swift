@@ -68,6 +68,19 @@ struct PackageBuilder {
                 result[name] = try write(
                     data, as: name, permissions: child.permissions ?? replacedPermissions(at: memberComponents, kind: .regular),
                     in: directory, at: memberComponents)
+            case .provided(let provided):
+                let data: Data
+                do { data = try provided.data() } catch {
+                    var error = error
+                    error.operation = .save
+                    error.path = documentPath
+                    error.step = "producing the member “\(memberPath)”"
+                    error.originalIsIntact = true
+                    throw error
+                }
+                result[name] = try write(
+                    data, as: name, permissions: child.permissions ?? replacedPermissions(at: memberComponents, kind: .regular),
+                    in: directory, at: memberComponents)
             case .lazy(let lazy):
                 if let linked = try link(lazy, as: name, permissions: child.permissions, in: directory, folder: components) {
                     result[name] = linked

@@ -123,8 +123,11 @@ struct FileSave {
         // Contents not read yet (a large file read on its own) are copied in pieces, not loaded.
         var streamed: LazyFileContents?
         if case .lazy(let lazy) = wrapper.storage, lazy.loaded == nil { streamed = lazy }
+        // Contents another layer produces (an archive being written) are written as produced.
+        var produced: ProvidedFileContents?
+        if case .provided(let provided) = wrapper.storage, provided.loaded == nil { produced = provided }
         var data: Data?
-        if streamed == nil {
+        if streamed == nil && produced == nil {
             do { data = try wrapper.regularFileContents } catch {
                 var error = error
                 error.operation = .save
@@ -152,6 +155,18 @@ struct FileSave {
             to: fd, current: current?.kind == .regular ? current : nil, requested: requested, documentPath: path)
         if let data {
             do { try fileSystem.write(fd, data, name: temporaryName) } catch { throw fail(error, "writing the new contents") }
+        } else if let produced {
+            do throws(DocumentKitError) {
+                try produced.forEachChunk { (bytes) throws(DocumentKitError) in
+                    do throws(Errno) { try fileSystem.write(fd, bytes, name: temporaryName) } catch { throw fail(error, "writing the new contents") }
+                }
+            } catch {
+                var error = error
+                error.operation = .save
+                error.path = path
+                error.originalIsIntact = true
+                throw error
+            }
         } else if let streamed {
             do throws(DocumentKitError) { try streamed.copy(to: fd, destinationPath: temporaryName, using: fileSystem) } catch {
                 if error.code != .changedSinceRead, let errno = error.errno, error.operation == .save {

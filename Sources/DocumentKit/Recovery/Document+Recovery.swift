@@ -195,8 +195,7 @@ extension Document {
     func readDraft(at url: URL) async throws(DocumentKitError) -> Content {
         let format = self.format
         return try await perform { () throws(DocumentKitError) -> Content in
-            let tree = try FileWrapper(contentsOf: url, fileSystem: self.saveOptions.fileSystem).withoutConflictCopies(
-                manifestName: format?.manifestName, engines: self.versionStore?.syncEngines ?? ConflictCopyName.Engine.all)
+            let tree = try self.readTree(at: url, fileSystem: self.saveOptions.fileSystem)
             var hasher = MemberHasher()
             do {
                 if let format {
