@@ -6,7 +6,8 @@
 // saves. Before each save it writes "saving K\n" to standard output, after it "saved K\n",
 // unbuffered. `fallback` saves through a file system that refuses `RENAME_EXCHANGE` (as NFS
 // does), so every save takes the journaled two-rename swap. `versions` saves with RENAME_EXCHANGE
-// and keeps every replaced state in a version store in the package's folder.
+// and keeps every replaced state in a version store in the package's folder. `zip` saves the
+// same document stored as one zip file (`Document.archiveFormat`).
 //
 // The crash test (Tests/DocumentKitTests/CrashTests.swift) kills this process with SIGKILL at
 // random moments and checks what is left; both take the states from `CrashModel`
@@ -24,7 +25,7 @@ struct CrashState: Sendable {
 }
 
 /// The package document: `state.txt` names the state; every other member follows from it.
-final class CrashDocument: Document<CrashState>, @unchecked Sendable {
+class CrashDocument: Document<CrashState>, @unchecked Sendable {
     override func read(from fileWrapper: FileWrapper) throws -> CrashState {
         let text = String(decoding: try fileWrapper["state.txt"]?.regularFileContents ?? Data(), as: UTF8.self)
         guard let k = Int(text) else { throw CocoaError(.fileReadCorruptFile) }
@@ -44,6 +45,11 @@ final class CrashDocument: Document<CrashState>, @unchecked Sendable {
         }
         return tree
     }
+}
+
+/// The same document stored as one zip file (mode `zip`).
+final class ZipCrashDocument: CrashDocument, @unchecked Sendable {
+    override var archiveFormat: ArchiveFormat? { .zip }
 }
 
 extension FileWrapper {
@@ -121,9 +127,10 @@ if arguments.count == 5, arguments[2] == "draft", let k = Int(arguments[4]) {
     while true { sleep(1000) }
 }
 
-guard arguments.count == 4, ["exchange", "fallback", "versions"].contains(arguments[2]), let start = Int(arguments[3]) else {
-    fail("usage: dk-crash-child PACKAGE (exchange|fallback|versions) START")
+guard arguments.count == 4, ["exchange", "fallback", "versions", "zip"].contains(arguments[2]), let start = Int(arguments[3]) else {
+    fail("usage: dk-crash-child PACKAGE (exchange|fallback|versions|zip) START")
 }
+let kind: CrashDocument.Type = arguments[2] == "zip" ? ZipCrashDocument.self : CrashDocument.self
 let url = URL(fileURLWithPath: arguments[1])
 // The fallback runs on a file system that refuses RENAME_EXCHANGE, as FaultInjector(refusingExchange:)
 // builds, and that is slow to rename, as NFS is: each rename waits 4 ms first, so that kills also
@@ -142,11 +149,14 @@ if arguments[2] == "fallback" {
 
 let document: CrashDocument
 if FileManager.default.fileExists(atPath: url.path) {
-    do { document = try await CrashDocument.open(at: url, saveOptions: options) } catch {
+    do { document = try await kind.open(at: url, saveOptions: options) } catch {
         fail("opening \(url.path): \(error)")
     }
 } else {
-    document = CrashDocument(fileURL: url, content: CrashState(k: start - 1), saveOptions: options)
+    document =
+        arguments[2] == "zip"
+        ? ZipCrashDocument(fileURL: url, content: CrashState(k: start - 1), saveOptions: options)
+        : CrashDocument(fileURL: url, content: CrashState(k: start - 1), saveOptions: options)
 }
 
 if arguments[2] == "versions" {

@@ -35,6 +35,11 @@ import Testing
         try await CrashRun(mode: "versions", iterations: 60).runAndRecord()
     }
 
+    @Test("SIGKILL during saves of a document stored as one zip file leaves one whole state and no litter")
+    func killsDuringSingleFileArchiveSaves() async throws {
+        try await CrashRun(mode: "zip", iterations: 120).runAndRecord()
+    }
+
     @Test("SIGKILL during journaled fallback saves (no RENAME_EXCHANGE) leaves one whole state and no litter")
     func killsDuringFallbackSaves() async throws {
         try await CrashRun(mode: "fallback", iterations: 80).runAndRecord()
@@ -42,7 +47,7 @@ import Testing
 }
 
 /// A reader of the child's package through the real `Document` stack.
-final class CrashCheckDocument: Document<Int>, @unchecked Sendable {
+class CrashCheckDocument: Document<Int>, @unchecked Sendable {
     override func read(from fileWrapper: FileWrapper) throws -> Int {
         let text = String(decoding: try fileWrapper["state.txt"]?.regularFileContents ?? Data(), as: UTF8.self)
         guard let k = Int(text) else { throw CocoaError(.fileReadCorruptFile) }
@@ -52,6 +57,11 @@ final class CrashCheckDocument: Document<Int>, @unchecked Sendable {
     override func fileWrapper(for content: Int, replacing previous: FileWrapper?) throws -> FileWrapper {
         throw CocoaError(.featureUnsupported)
     }
+}
+
+/// The same reader for the child's document stored as one zip file.
+final class ZipCrashCheckDocument: CrashCheckDocument, @unchecked Sendable {
+    override var archiveFormat: ArchiveFormat? { .zip }
 }
 
 /// SplitMix64: small, seedable, good enough to pick delays.
@@ -265,7 +275,8 @@ struct CrashRun {
             // Open: this completes an interrupted fallback swap and removes the litter.
             let tree: FileWrapper?
             do {
-                tree = try FileWrapper(contentsOf: package, options: .immediate)
+                let found = try FileWrapper(contentsOf: package, options: .immediate)
+                tree = mode == "zip" ? try SingleFileArchive.expand(found, at: package) : found
             } catch where error.code == .notFound {
                 tree = nil
             } catch {
@@ -320,7 +331,7 @@ struct CrashRun {
                 break
             }
             // The real Document stack opens it to the same state.
-            let opened = Self.openDocument(at: package)
+            let opened = Self.openDocument(at: package, zip: mode == "zip")
             if opened != .success(found) {
                 fail("Document.open gave \(opened), expected state \(found)")
                 break
@@ -414,14 +425,14 @@ struct CrashRun {
     }
 
     /// Opens the package as a `Document` (from this plain thread) and returns its state.
-    static func openDocument(at url: URL) -> Opened {
+    static func openDocument(at url: URL, zip: Bool = false) -> Opened {
         final class Box: Sendable { let value = Mutex<Opened?>(nil) }
         let result = Box()
         let done = DispatchSemaphore(value: 0)
         Task.detached {
             var opened: Opened
             do {
-                let document = try await CrashCheckDocument.open(at: url)
+                let document = try await (zip ? ZipCrashCheckDocument.self : CrashCheckDocument.self).open(at: url)
                 opened = .success(document.content)
                 try await document.close(discardingChanges: true)
             } catch { opened = .failure("\(error)") }
