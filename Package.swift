@@ -116,7 +116,7 @@ let package = Package(
         .executableTarget(
             name: "notes",
             dependencies: [
-                "DocumentKit",
+                "DocumentKit", "CArchive",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CArchive
 import DocumentKit
 import Foundation
 
@@ -131,9 +132,60 @@ struct TourGuide {
         say("A conflict copy a sync engine (Syncthing, Dropbox, Nextcloud…) leaves becomes a conflict version:")
         say("`notes conflicts` lists them, `notes resolve TITLE --keep current|ID` or `--merge` settles them.")
 
-        heading(8, "What is linked in")
-        say("Archives: \(LibArchive.version) (export and import arrive in a later release).")
-        say("Try: notes --help, notes new \"Title\" --body -, notes list --json, notes show \"Title\" --json, notes versions \"Title\", notes check.")
+        heading(8, "Archives in and out, and nothing hostile gets in")
+        // The tour's files stay inside its own new library folder (never at a fixed name in /tmp).
+        let workspace = library.url.appendingPathComponent(".tour-archives", isDirectory: true)
+        try FileManager.default.createDirectory(at: workspace, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: workspace) }
+        let archive = workspace.appendingPathComponent("tour-export.zip")
+        let summary = try await DocumentArchiver.export(
+            itemsAt: try library.packageURLs(), to: archive, options: ArchiveExportOptions(format: .zip, isDeterministic: true),
+            coordinator: library.coordinator)
+        say("`notes export --all --to \(archive.lastPathComponent)` wrote \(summary.entryCount) entries (\(summary.archiveBytes) bytes) through")
+        say("\(LibArchive.version): each note read under a coordinated read, the zip swapped in whole.")
+        let other = workspace.appendingPathComponent("Imported", isDirectory: true)
+        try FileManager.default.createDirectory(at: other, withIntermediateDirectories: false)
+        let staged = try await DocumentArchiver.extract(archiveAt: archive, into: other)
+        say("Importing it into another folder extracts into a hidden, locked folder there, checks every note")
+        say("against its manifest, then renames each in (never over anything):")
+        for item in staged.items {
+            try DocumentArchiver.verifyManifest(of: item, manifestName: NoteFormat.manifestName, archiveURL: archive)
+            let moved = try staged.moveIn(item, policy: .importAsCopy, coordinator: library.coordinator)
+            say("  \(item.name) → Imported/\(moved.lastPathComponent)")
+        }
+        staged.discard()
+        let hostile = workspace.appendingPathComponent("tour-hostile.tar.gz")
+        try Self.writeHostileArchive(to: hostile)
+        do {
+            _ = try await DocumentArchiver.importItems(from: hostile, into: library.url)
+        } catch {
+            say("An archive whose entry climbs out of the library is refused whole (exit status 65 in `notes import`):")
+            say("  notes: \(error)")
+        }
+
+        heading(9, "What is linked in")
+        say("Archives: \(LibArchive.version); export formats here: \(ArchiveFormat.available.map(\.rawValue).joined(separator: ", ")).")
+        say("Try: notes --help, notes new \"Title\" --body -, notes list --json, notes show \"Title\" --json, notes versions \"Title\", notes check,")
+        say("notes export --all --to notes.zip, notes import notes.zip.")
+    }
+
+    /// A tar.gz whose one entry is named `../escaped.txt`, written with libarchive's writer as an
+    /// attacker would.
+    static func writeHostileArchive(to url: URL) throws {
+        guard let archive = archive_write_new() else { return }
+        defer { archive_write_free(archive) }
+        archive_write_set_format_pax_restricted(archive)
+        archive_write_add_filter_gzip(archive)
+        guard archive_write_open_filename(archive, url.path) == ARCHIVE_OK, let entry = archive_entry_new() else { return }
+        defer { archive_entry_free(entry) }
+        let bytes = Array("escaped\n".utf8)
+        archive_entry_set_pathname(entry, "../escaped.txt")
+        archive_entry_set_filetype(entry, 0o100000)
+        archive_entry_set_perm(entry, 0o644)
+        archive_entry_set_size(entry, Int64(bytes.count))
+        archive_write_header(archive, entry)
+        archive_write_data(archive, bytes, bytes.count)
+        archive_write_close(archive)
     }
 
     /// Leaves the state a crash between the fallback swap's two renames leaves, then opens the note.
