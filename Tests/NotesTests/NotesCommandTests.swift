@@ -134,5 +134,7 @@ import Testing
         #expect(result.stdout.contains("hard-linked"))
         #expect(result.stdout.contains("(same file: linked)"))
         #expect(result.stdout.contains("leftovers now: 0"))
+        #expect(result.stdout.contains("trip-to-lisbon.note → Imported/trip-to-lisbon.note"))
+        #expect(result.stdout.contains("extracting the entry “../escaped.txt”"))
     }
 }
