@@ -28,7 +28,7 @@
 // of PATH from inside the relinquish callback and prints `nested-refused` or `nested-ran`),
 // `save=TEXT` (writes TEXT to PATH when asked to save).
 //
-//     dk-coordination-child race NAMESPACE_DIR EXTS LIBRARY_DIR PACKAGE_NAME ROUNDS TAG
+//     dk-coordination-child race NAMESPACE_DIR EXTS LIBRARY_DIR PACKAGE_NAME ROUNDS TAG [zip]
 //
 // Saves the package PACKAGE_NAME in LIBRARY_DIR (a `RaceNoteDocument` (RaceTestSupport): a body in `body.txt` and the
 // manifest `Info.json`) ROUNDS times, as a `Document` with a coordinator on the namespace and the
@@ -236,7 +236,7 @@ case "race":
     let library = URL(fileURLWithPath: arguments[4])
     await race(
         url: library.appendingPathComponent(arguments[5]), library: library, rounds: rounds, tag: arguments[7],
-        coordinator: coordinator)
+        zip: arguments.count > 8 && arguments[8] == "zip", coordinator: coordinator)
 
 case "saves":
     guard arguments.count >= 9, let count = Int(arguments[6]), count >= 1 else { fail("saves: bad arguments", status: 2) }
@@ -267,11 +267,12 @@ func awaitLine(_ purpose: String) {
 }
 
 /// The `race` mode: see the header.
-func race(url: URL, library: URL, rounds: Int, tag: String, coordinator: FileCoordinator) async {
+func race(url: URL, library: URL, rounds: Int, tag: String, zip: Bool, coordinator: FileCoordinator) async {
     for round in 1...rounds {
         awaitLine("open round \(round)")
         // Consistent, not durable: a killed process is what the tests simulate, not a power cut.
-        let document = RaceNoteDocument(fileURL: url, saveOptions: SaveOptions(durability: .consistent), coordinator: coordinator)
+        let kind: RaceNoteDocument.Type = zip ? RaceZipNoteDocument.self : RaceNoteDocument.self
+        let document = kind.init(fileURL: url, saveOptions: SaveOptions(durability: .consistent), coordinator: coordinator)
         document.versionStore = VersionStore(libraryURL: library, coordinator: coordinator, durability: .consistent)
         // Both racers must save from the base they opened: a presenting document would reload the
         // other's save while it waits at the barrier (clean), and its save would then not conflict.

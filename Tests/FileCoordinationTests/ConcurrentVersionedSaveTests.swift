@@ -23,14 +23,20 @@ struct ConcurrentVersionedSaveTests {
         let fixture: Fixture
         let url: URL
         let store: VersionStore
+        /// Whether the note is stored as one zip file (`RaceZipNoteDocument`).
+        let zip: Bool
 
-        init() async throws {
+        init(zip: Bool = false) async throws {
+            self.zip = zip
             fixture = try Fixture()
-            url = fixture.url(ConcurrentVersionedSaveTests.packageName)
+            url = fixture.url(zip ? "Race.zdoc" : ConcurrentVersionedSaveTests.packageName)
             // As the racers: no flushes (a killed process is what is simulated, not a power cut).
             store = VersionStore(libraryURL: fixture.items.url, coordinator: fixture.coordinator, durability: .consistent)
-            let note = RaceNoteDocument(
-                fileURL: url, content: "base", saveOptions: SaveOptions(durability: .consistent), coordinator: fixture.coordinator)
+            let options = SaveOptions(durability: .consistent)
+            let note =
+                zip
+                ? RaceZipNoteDocument(fileURL: url, content: "base", saveOptions: options, coordinator: fixture.coordinator)
+                : RaceNoteDocument(fileURL: url, content: "base", saveOptions: options, coordinator: fixture.coordinator)
             note.versionStore = store
             try await note.save()
             try await note.close()
@@ -41,8 +47,8 @@ struct ConcurrentVersionedSaveTests {
             try Child(
                 [
                     "race", fixture.namespaceFolder.url.path, fixture.extensionsArgument, fixture.items.url.path,
-                    ConcurrentVersionedSaveTests.packageName, String(rounds), tag,
-                ], outputFolder: fixture.namespaceFolder.url)
+                    url.lastPathComponent, String(rounds), tag,
+                ] + (zip ? ["zip"] : []), outputFolder: fixture.namespaceFolder.url)
         }
 
         /// The body of the note as it is now.
@@ -50,7 +56,9 @@ struct ConcurrentVersionedSaveTests {
 
         /// The body of the package at `url` (the note, or a version's contents in the store).
         func body(of url: URL) throws -> String {
-            String(decoding: try Data(contentsOf: url.appendingPathComponent("body.txt")), as: UTF8.self)
+            guard zip else { return String(decoding: try Data(contentsOf: url.appendingPathComponent("body.txt")), as: UTF8.self) }
+            let tree = try SingleFileArchive.expand(try FileWrapper(contentsOf: url), at: url)
+            return String(decoding: try tree["body.txt"]?.regularFileContents ?? Data(), as: UTF8.self)
         }
     }
 
@@ -64,10 +72,12 @@ struct ConcurrentVersionedSaveTests {
         var savedAt: UInt64
     }
 
-    @Test("Two processes save the same note from the same base at the same moment, many times: no saved state is lost")
-    func twoRacers() async throws {
+    @Test(
+        "Two processes save the same note from the same base at the same moment, many times: no saved state is lost",
+        arguments: [false, true])
+    func twoRacers(storedAsOneZipFile zip: Bool) async throws {
         let started = ContinuousClock.now
-        let library = try await Library()
+        let library = try await Library(zip: zip)
         let racers = try [("A", library.racer("A", rounds: Self.rounds)), ("B", library.racer("B", rounds: Self.rounds))]
         var winners = ["base"]  // the current body after each round: round 0 is the note as created
         var losers = [""]  // the body the winner's save kept as a conflict version, by round

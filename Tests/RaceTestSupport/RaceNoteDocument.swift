@@ -4,7 +4,7 @@ import Foundation
 /// The note that `dk-coordination-child race` saves and ConcurrentVersionedSaveTests checks: a
 /// package holding the body in `body.txt` and the manifest `Info.json` (so it has a document
 /// identifier the version store knows it by).
-public final class RaceNoteDocument: Document<String>, @unchecked Sendable {
+public class RaceNoteDocument: Document<String>, @unchecked Sendable {
     static let raceFormat = FormatDescription(identifier: "org.documentkit.test.race-note", version: 1)
 
     public override var format: FormatDescription? { Self.raceFormat }
@@ -21,4 +21,9 @@ public final class RaceNoteDocument: Document<String>, @unchecked Sendable {
         tree["body.txt"] = FileWrapper(regularFileWithContents: Data(body.utf8))
         return tree
     }
+}
+
+/// The same note stored as one zip file (`Document.archiveFormat`): `dk-coordination-child race … zip`.
+public final class RaceZipNoteDocument: RaceNoteDocument, @unchecked Sendable {
+    public override var archiveFormat: ArchiveFormat? { .zip }
 }
