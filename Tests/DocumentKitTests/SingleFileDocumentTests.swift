@@ -183,3 +183,38 @@ final class ZipTextDocument: Document<ZipText>, @unchecked Sendable {
         }
     }
 }
+
+/// ``VersionedTextDocument`` stored as one zip file: the format rules through an archive.
+final class ZipVersionedTextDocument: VersionedTextDocument, @unchecked Sendable {
+    override var archiveFormat: ArchiveFormat? { .zip }
+}
+
+@Suite struct SingleFileFormatTests {
+    @Test func anOlderSingleFileDocumentIsMigratedAndAStoredNewerOneIsRefusedUntouched() async throws {
+        let folder = try TemporaryDirectory(prefix: "single-file-format")
+        let old = folder.appending("Old.ztext")
+        let v1 = ZipVersionedTextDocument(fileURL: old, content: VersionedText(title: "T", text: "hello"), readerVersion: 1)
+        try await v1.save(to: old, for: .saveAs)
+        try await v1.close()
+        // The reader of version 3 migrates it (text.txt becomes text.md) and writes version 3 at its save.
+        let v3 = ZipVersionedTextDocument(fileURL: old, readerVersion: 3)
+        try await v3.open()
+        #expect(v3.content.text == "hello")
+        try v3.update { $0.text = "hello again" }
+        try await v3.save()
+        try await v3.close()
+        let tree = try SingleFileArchive.expand(try FileWrapper(contentsOf: old), at: old)
+        #expect(tree["text.md"] != nil && tree["text.txt"] == nil)
+        let manifest = try DocumentManifest(package: tree, manifestName: VersionedTextDocument.format(version: 3).manifestName, packagePath: old.path)
+        #expect(manifest.formatVersion == 3)
+        // Now too new for the reader of version 1: refused, and the file is left as it was.
+        let bytes = try Data(contentsOf: old)
+        let reader = ZipVersionedTextDocument(fileURL: old, readerVersion: 1)
+        await #expect {
+            try await reader.open()
+        } throws: { error in
+            (error as? DocumentKitError)?.code == .newerFormat
+        }
+        #expect(try Data(contentsOf: old) == bytes)
+    }
+}

@@ -15,7 +15,7 @@ struct VersionedText: Sendable, Equatable {
 /// - version 3 moves the text to `text.md` (step “3-text-md”); older versions can't read it.
 ///
 /// `readerVersion` makes it the reader and writer of that version.
-final class VersionedTextDocument: Document<VersionedText>, @unchecked Sendable {
+class VersionedTextDocument: Document<VersionedText>, @unchecked Sendable {
     static let identifier = "org.documentkit.test.text"
     let readerVersion: Int
 
