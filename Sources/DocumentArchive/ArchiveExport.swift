@@ -121,6 +121,7 @@ public enum DocumentArchiver {
             do throws(ArchiveFailure) { try writer.finish() } catch { throw error.documentKitError(.save, archivePath, step: "finishing the archive") }
             summary.entryCount = walk.done.completedEntries
             summary.memberBytes = walk.done.completedBytes
+            walk.reportCompletion()
         }
         summary.archiveBytes = status.size
         return summary
@@ -182,6 +183,9 @@ struct ExportWalk {
             try count(child, in: fd.rawValue, path: path + "/" + child, entryPath: entryPath + "/" + child)
         }
     }
+
+    /// The last report: everything done.
+    mutating func reportCompletion() { report(force: true) }
 
     private mutating func report(force: Bool = false) {
         guard let progress else { return }

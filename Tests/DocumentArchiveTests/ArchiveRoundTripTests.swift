@@ -2,6 +2,7 @@ import DocumentArchive
 import DocumentKit
 import DocumentKitTesting
 import Foundation
+import Synchronization
 import Testing
 
 /// Export then import: every member comes back byte for byte, in every format this machine has.
@@ -81,5 +82,35 @@ import Testing
         try Data("# Body\n".utf8).write(to: package.appendingPathComponent("body.md"))
         _ = try await DocumentArchiver.export(itemsAt: [package], to: second, options: options)
         #expect(try Data(contentsOf: first) == Data(contentsOf: second))
+    }
+
+    @Test func exportAndImportReportTheirProgressUpToTheWhole() async throws {
+        let folder = try TemporaryDirectory()
+        let package = folder.appending("Trip.note")
+        try Self.makePackage(at: package)
+        try Data(count: 5 << 20).write(to: package.appendingPathComponent("attachments/large.bin"))
+        final class Reports: Sendable {
+            let list = Mutex<[ArchiveProgress]>([])
+        }
+        let exported = Reports()
+        let archive = folder.appending("Trip.tar.gz")
+        let summary = try await DocumentArchiver.export(
+            itemsAt: [package], to: archive, options: ArchiveExportOptions(format: .tarGzip)
+        ) { progress in exported.list.withLock { $0.append(progress) } }
+        let exportReports = exported.list.withLock { $0 }
+        let last = try #require(exportReports.last)
+        #expect(last.totalBytes == summary.memberBytes && last.totalEntries == summary.entryCount)
+        #expect(last.completedBytes == summary.memberBytes && last.completedEntries == summary.entryCount)
+        #expect(last.fractionCompleted == 1)
+        #expect(zip(exportReports, exportReports.dropFirst()).allSatisfy { $0.completedBytes <= $1.completedBytes })
+        let imported = Reports()
+        let destination = folder.appending("in")
+        try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: false)
+        _ = try await DocumentArchiver.importItems(from: archive, into: destination) { progress in
+            imported.list.withLock { $0.append(progress) }
+        }
+        let final = try #require(imported.list.withLock { $0.last })
+        #expect(final.completedBytes == summary.memberBytes)
+        #expect(final.completedEntries == summary.entryCount)
     }
 }
