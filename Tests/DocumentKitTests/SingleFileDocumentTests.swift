@@ -218,3 +218,29 @@ final class ZipVersionedTextDocument: VersionedTextDocument, @unchecked Sendable
         #expect(try Data(contentsOf: old) == bytes)
     }
 }
+
+@Suite struct SingleFileExternalChangeTests {
+    @Test func aPresentingSingleFileDocumentReloadsWhenAnotherProgramReplacesIt() async throws {
+        let namespaceFolder = try TemporaryDirectory(prefix: "single-file-ns")
+        let folder = try TemporaryDirectory(prefix: "single-file-items")
+        let coordinator = FileCoordinator(namespace: try CoordinationNamespace(directory: namespaceFolder.url, packageExtensions: []))
+        let url = folder.appending("Doc.ztext")
+        let other = folder.appending("Other.ztext")
+        for (target, text) in [(url, "mine"), (other, "theirs")] {
+            let document = ZipTextDocument(fileURL: target, content: ZipText(text: text))
+            try await document.save(to: target, for: .saveAs)
+            try await document.close()
+        }
+        let document = ZipTextDocument(fileURL: url, coordinator: coordinator)
+        document.autosavePolicy = nil
+        try await document.open()
+        let events = EventRecorder(document)
+        // Another program puts a whole new zip in its place, as a sync engine does.
+        try shell("mv \(quoted(other)) \(quoted(url))")
+        #expect(await events.wait(for: isReloaded))
+        for _ in 0..<500 where document.content.text != "theirs" { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(document.content.text == "theirs")
+        #expect(!document.hasUnsavedChanges)
+        try await document.close()
+    }
+}
