@@ -113,4 +113,27 @@ import Testing
         #expect(final.completedBytes == summary.memberBytes)
         #expect(final.completedEntries == summary.entryCount)
     }
+
+    @Test func aStagingFolderLeftByAKilledImportIsSweptByTheNextSaveThere() async throws {
+        let folder = try TemporaryDirectory()
+        let package = folder.appending("Trip.note")
+        try Self.makePackage(at: package)
+        let archive = folder.appending("Trip.zip")
+        _ = try await DocumentArchiver.export(itemsAt: [package], to: archive)
+        let destination = folder.appending("in")
+        try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: false)
+        // While the import holds it, its staging folder is locked: a sweep leaves it alone.
+        let staged = try await DocumentArchiver.extract(archiveAt: archive, into: destination)
+        let stagingName = staged.items[0].url.deletingLastPathComponent().lastPathComponent
+        #expect(stagingName.hasPrefix(".Trip.zip.dk-new-"))
+        try FileItem.completeInterruptedSaves(inFolderAt: destination)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: destination.path) == [stagingName])
+        // What a killed import leaves: the same folder, unlocked (a copy of it, made here).
+        let left = destination.appendingPathComponent(".Trip.zip.dk-new-abcdefghijkm")
+        try FileManager.default.copyItem(at: staged.items[0].url.deletingLastPathComponent(), to: left)
+        staged.discard()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: destination.path) == [left.lastPathComponent])
+        try FileItem.completeInterruptedSaves(inFolderAt: destination)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: destination.path) == [])
+    }
 }
