@@ -26,6 +26,9 @@ struct ArchiveExtraction {
     private(set) var links: [String: String] = [:]
     /// The top-level names, in the order they first appeared.
     private(set) var topLevel: [String] = []
+    /// The modification times the archive gives its entries, applied once everything is made
+    /// (a folder's time changes as entries are made in it).
+    private var times: [(path: String, time: Int64)] = []
     /// The open folders down to the last entry's parent: `open[0]` is the staging folder.
     private var openPath: [String] = []
     private var openFolders: [CInt] = []
@@ -81,11 +84,26 @@ struct ArchiveExtraction {
             do { components = try EntryPath.components(of: path, limits: limits) } catch {
                 throw refuse(error.isLimit ? .archiveLimitExceeded : .unsafeArchiveEntry, path, error.reason)
             }
-            try make(header, at: components, shown: path, reader: reader)
+            if components.isEmpty {
+                // `./`: the destination itself, which exists. Anything but a folder there is refused.
+                guard header.fileType == EntryKind.folder.fileType else {
+                    throw refuse(.unsafeArchiveEntry, path, "Its name names the destination itself, and it is no folder.")
+                }
+            } else {
+                try make(header, at: components, shown: path, reader: reader)
+                if let time = header.modificationTime, kinds[components.joined(separator: "/")] != nil {
+                    times.append((components.joined(separator: "/"), time))
+                }
+            }
             done.completedEntries += 1
             report()
         }
         try closeFolders(downTo: 1, flushing: durable)
+        // Deepest first, so that setting a folder's time is the last change in it. A time that
+        // can't be set (a file system without them) is not an error: the contents are what counts.
+        for (path, time) in times.sorted(by: { $0.path.utf8.count > $1.path.utf8.count }) {
+            try? fileSystem.setModificationTime(path, in: staging, to: time)
+        }
         // A link is checked once every link is known: one made later can change where an
         // earlier one leads.
         for (path, target) in links.sorted(by: { $0.key < $1.key })

@@ -182,6 +182,9 @@ extension DocumentArchiver {
             throw DocumentKitError(.unsupportedFileType, operation: .read, path: archivePath, detail: "An archive is a file; this is a \(status.kind).")
         }
         let isZip = try checkZipLayout(archiveFile.rawValue, size: status.size, path: archivePath, fileSystem: fileSystem)
+        if !isZip, GzipCheck.looksLikeGzip(archiveFile.rawValue, path: archivePath, fileSystem: fileSystem) {
+            try GzipCheck(fd: archiveFile.rawValue, path: archivePath, size: status.size, limits: options.limits, fileSystem: fileSystem).run()
+        }
         let destination: Descriptor
         do { destination = Descriptor(owning: try fileSystem.open(folderPath, in: AT_FDCWD, flags: O_RDONLY | O_DIRECTORY)) } catch {
             throw DocumentKitError(error, operation: .create, path: folderPath, step: "opening the destination folder")
@@ -233,6 +236,13 @@ extension DocumentArchiver {
         let staged = try await extract(archiveAt: archiveURL, into: folderURL, options: options, using: fileSystem, progress: progress)
         defer { staged.discard() }
         if let verify { for item in staged.items { try verify(item) } }
+        // Cancelled before the first move: nothing is imported. Once moving, every item goes in
+        // (each move is one rename), so that an import is never left half-way by a cancellation.
+        if Task.isCancelled {
+            throw DocumentKitError(
+                .cancelled, operation: .read, path: archiveURL.standardizedFileURL.path, originalIsIntact: true,
+                detail: "The import was cancelled; nothing was imported.")
+        }
         var urls: [URL] = []
         for item in staged.items { urls.append(try staged.moveIn(item, policy: options.existingItems)) }
         return urls

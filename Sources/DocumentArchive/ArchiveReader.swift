@@ -116,7 +116,8 @@ final class ArchiveReader {
         var offset: Int64 = 0
         let status = archive_read_data_block(archive, &buffer, &size, &offset)
         if status == ARCHIVE_EOF { return nil }
-        guard status >= ARCHIVE_WARN else { throw failure() }
+        // A warning about data is damage (a zip member whose CRC-32 or size is not its header's).
+        guard status == ARCHIVE_OK else { throw failure() }
         return (UnsafeRawBufferPointer(start: buffer, count: size), offset)
     }
 
@@ -134,6 +135,7 @@ struct ArchiveEntryHeader {
     var size: Int64?
     var symbolicLinkTarget: String?
     var hardLinkTarget: String?
+    /// The modification time in nanoseconds since 1970, if the entry has one that fits.
     var modificationTime: Int64?
 
     init(_ entry: OpaquePointer) {
@@ -153,7 +155,12 @@ struct ArchiveEntryHeader {
         symbolicLinkTarget = (archive_entry_symlink_utf8(entry) ?? archive_entry_symlink(entry)).flatMap { String(validatingCString: $0) }
         hardLinkTarget = (archive_entry_hardlink_utf8(entry) ?? archive_entry_hardlink(entry)).flatMap { String(validatingCString: $0) }
         if archive_entry_mtime_is_set(entry) != 0 {
-            modificationTime = Int64(archive_entry_mtime(entry)) * 1_000_000_000 + Int64(archive_entry_mtime_nsec(entry))
+            // A hostile header can hold any 64-bit value: only times that fit in nanoseconds count.
+            let (nanoseconds, overflow) = Int64(archive_entry_mtime(entry)).multipliedReportingOverflow(by: 1_000_000_000)
+            let fraction = Int64(archive_entry_mtime_nsec(entry))
+            if !overflow, (0..<1_000_000_000).contains(fraction), nanoseconds <= Int64.max - fraction {
+                modificationTime = nanoseconds + fraction
+            }
         }
     }
 }

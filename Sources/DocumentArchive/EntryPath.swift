@@ -9,7 +9,8 @@ enum EntryPath {
         let isLimit: Bool
     }
 
-    /// The components of `path` (`./` and repeated or trailing slashes dropped).
+    /// The components of `path` (`./` and repeated or trailing slashes dropped); empty for a
+    /// name of the root itself (`./`, as `tar -C DIR .` writes first).
     static func components(of path: String, limits: ArchiveLimits) throws(Refusal) -> [String] {
         guard !path.hasPrefix("/") else {
             throw Refusal(reason: "Its name is an absolute path; an archive's names must stay inside the destination.", isLimit: false)
@@ -30,7 +31,7 @@ enum EntryPath {
             }
             components.append(String(part))
         }
-        guard !components.isEmpty else { throw Refusal(reason: "Its name names nothing.", isLimit: false) }
+        guard !path.isEmpty else { throw Refusal(reason: "Its name is empty.", isLimit: false) }
         guard components.count <= limits.maximumDepth else {
             throw Refusal(reason: "It is \(components.count) folders deep, over the limit of \(limits.maximumDepth).", isLimit: true)
         }

@@ -22,7 +22,7 @@ struct ZipLayoutCheck {
     }
 
     private func bytes(at offset: Int64, count: Int) throws(Problem) -> [UInt8] {
-        guard offset >= 0, count >= 0, offset + Int64(count) <= size else {
+        guard offset >= 0, count >= 0, Int64(count) <= size, offset <= size - Int64(count) else {
             throw .damaged("a record at offset \(offset) runs past the end of the file (\(size) bytes)")
         }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 1), alignment: 8)
@@ -102,7 +102,9 @@ struct ZipLayoutCheck {
             directorySize = Self.u64(record, 40)
             directoryOffset = Self.u64(record, 48)
         }
-        guard directorySize <= size, count <= directorySize / 46 + 1 else { throw .damaged("the central directory is larger than the file") }
+        guard count >= 0, directorySize >= 0, directoryOffset >= 0, directorySize <= size, count <= directorySize / 46 + 1 else {
+            throw .damaged("the central directory is larger than the file")
+        }
         let directory = try bytes(at: directoryOffset, count: Int(directorySize))
         var ranges: [(start: Int64, end: Int64, name: String)] = []
         ranges.reserveCapacity(Int(count))
@@ -142,6 +144,11 @@ struct ZipLayoutCheck {
                     if localOffset == 0xFFFF_FFFF, field + 8 <= extraEnd { localOffset = Self.u64(directory, field) }
                 }
                 extra += 4 + length
+            }
+            // Every size and offset must lie inside the file before any sum is made of them
+            // (zip64 fields are 64 bits: a hostile one overflows, or reads as negative).
+            guard (0...size).contains(compressed), (0...size).contains(localOffset), uncompressed >= 0 else {
+                throw .damaged("the record of “\(entryName)” gives a size or offset outside the file")
             }
             let local = try bytes(at: localOffset, count: 30)
             guard Self.u32(local, 0) == 0x0403_4B50 else {

@@ -177,6 +177,20 @@ public struct FileSystem: Sendable {
         try performVoid(.setTimes, name) { Glibc.utimensat(directory, name, nil, AT_SYMLINK_NOFOLLOW) }
     }
 
+    /// `utimensat(2)` setting the modification time (nanoseconds since 1970) and leaving the
+    /// access time, not following a link.
+    package func setModificationTime(_ name: String, in directory: CInt, to nanoseconds: Int64) throws(Errno) {
+        var times = (
+            timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2),  // UTIME_OMIT
+            timespec(tv_sec: time_t(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+        )
+        try performVoid(.setTimes, name) {
+            withUnsafePointer(to: &times) { pointer in
+                pointer.withMemoryRebound(to: timespec.self, capacity: 2) { Glibc.utimensat(directory, name, $0, AT_SYMLINK_NOFOLLOW) }
+            }
+        }
+    }
+
     /// `flock(LOCK_EX | LOCK_NB)`: throws `EWOULDBLOCK` when another open file description holds it.
     package func lockExclusivelyWithoutWaiting(_ fd: CInt, name: String) throws(Errno) {
         try performVoid(.lock, name) { dk_flock_exclusive_nonblocking(fd) }

@@ -43,6 +43,11 @@ import Testing
         let package = folder.appending("Trip.note")
         try Self.makePackage(at: package)
         let archive = folder.appending("Trip.\(format.fileExtension)")
+        // Times in the past, so that an import that did not restore them would be seen.
+        for member in ["attachments/deeper/blob.bin", "body.md", "attachments"] {
+            try FileManager.default.setAttributes(
+                [.modificationDate: Date(timeIntervalSince1970: 1_000_000_000)], ofItemAtPath: package.appendingPathComponent(member).path)
+        }
         let summary = try await DocumentArchiver.export(itemsAt: [package], to: archive, options: ArchiveExportOptions(format: format))
         #expect(summary.entryCount == 8)
         #expect(summary.memberBytes == 300_000 + 14 + 7)
@@ -52,6 +57,14 @@ import Testing
         #expect(urls.map(\.lastPathComponent) == ["Trip.note"])
         #expect(try Self.snapshot(urls[0]) == Self.snapshot(package))
         #expect(try FileManager.default.contentsOfDirectory(atPath: destination.path) == ["Trip.note"])
+        // Modification times come back too (to the second: zip keeps no finer).
+        for member in ["attachments/deeper/blob.bin", "body.md", "attachments"] {
+            func modified(_ url: URL) throws -> TimeInterval {
+                try (FileManager.default.attributesOfItem(atPath: url.appendingPathComponent(member).path)[.modificationDate] as? Date)?
+                    .timeIntervalSince1970.rounded(.down) ?? 0
+            }
+            #expect(abs(try modified(urls[0]) - modified(package)) <= 1, "\(member)")
+        }
     }
 
     @Test func aNameThatIsTakenIsImportedAsACopy() async throws {

@@ -55,6 +55,16 @@ public enum SingleFileArchive {
             }
             let mode = entry.madeBy >> 8 == 3 ? entry.externalAttributes >> 16 : 0
             let isFolder = entry.name.hasSuffix("/") || mode & 0o170000 == 0o040000
+            if components.isEmpty {
+                guard isFolder else {
+                    var failure = DocumentKitError(
+                        .unsafeArchiveEntry, operation: .open, path: path, step: "reading the member “\(entry.name)”",
+                        detail: "Its name names the package itself, and it is no folder.")
+                    failure.archiveEntry = entry.name
+                    throw failure
+                }
+                continue
+            }
             var node = root
             for (index, name) in components.enumerated() {
                 let last = index == components.count - 1
