@@ -149,4 +149,24 @@ import Testing
         try FileItem.completeInterruptedSaves(inFolderAt: destination)
         #expect(try FileManager.default.contentsOfDirectory(atPath: destination.path) == [])
     }
+
+    @Test func anArchiveOfAFolderMadeWithTarDotImportsItsItems() async throws {
+        let folder = try TemporaryDirectory()
+        let source = folder.appending("source")
+        try FileManager.default.createDirectory(at: source, withIntermediateDirectories: false)
+        try Self.makePackage(at: source.appendingPathComponent("Trip.note"))
+        let archive = folder.appending("dot.tar.gz")
+        // GNU tar writes "./" first, then "./Trip.note/", …
+        let tar = Process()
+        tar.executableURL = URL(fileURLWithPath: "/usr/bin/tar")
+        tar.arguments = ["-C", source.path, "-czf", archive.path, "."]
+        try tar.run()
+        tar.waitUntilExit()
+        #expect(tar.terminationStatus == 0)
+        let destination = folder.appending("in")
+        try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: false)
+        let urls = try await DocumentArchiver.importItems(from: archive, into: destination)
+        #expect(urls.map(\.lastPathComponent) == ["Trip.note"])
+        #expect(try Self.snapshot(urls[0]) == Self.snapshot(source.appendingPathComponent("Trip.note")))
+    }
 }
