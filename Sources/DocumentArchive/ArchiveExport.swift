@@ -94,7 +94,8 @@ public enum DocumentArchiver {
         }
         var summary = ArchiveExportSummary(
             archiveURL: URL(fileURLWithPath: archivePath), format: options.format, entryCount: 0, memberBytes: 0, archiveBytes: 0)
-        let status = try StreamedFileSave.write(to: archiveURL, durability: options.durability, using: fileSystem) {
+        let status = try UTF8Locale.run { () throws(DocumentKitError) -> FileStatus in
+            try StreamedFileSave.write(to: archiveURL, durability: options.durability, using: fileSystem) {
             (fd, temporaryName) throws(DocumentKitError) in
             let writer: ArchiveWriter
             do throws(ArchiveFailure) {
@@ -122,6 +123,7 @@ public enum DocumentArchiver {
             summary.entryCount = walk.done.completedEntries
             summary.memberBytes = walk.done.completedBytes
             walk.reportCompletion()
+            }
         }
         summary.archiveBytes = status.size
         return summary

@@ -203,11 +203,13 @@ extension DocumentArchiver {
             archivePath: archivePath, staging: stagingFD, limits: options.limits, durable: options.durability == .durable,
             fileSystem: fileSystem, progress: progress)
         do throws(DocumentKitError) {
-            let reader: ArchiveReader
-            do throws(ArchiveFailure) {
-                reader = try ArchiveReader(fd: archiveFile.rawValue, name: archivePath, size: status.size, isZip: isZip, fileSystem: fileSystem)
-            } catch { throw error.documentKitError(.read, archivePath, step: "opening the archive") }
-            try extraction.run(reader)
+            try UTF8Locale.run { () throws(DocumentKitError) in
+                let reader: ArchiveReader
+                do throws(ArchiveFailure) {
+                    reader = try ArchiveReader(fd: archiveFile.rawValue, name: archivePath, size: status.size, isZip: isZip, fileSystem: fileSystem)
+                } catch { throw error.documentKitError(.read, archivePath, step: "opening the archive") }
+                try extraction.run(reader)
+            }
         } catch {
             try? removeItem(stagingName, in: destination.rawValue, using: fileSystem)
             throw error
