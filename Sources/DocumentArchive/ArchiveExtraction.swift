@@ -233,15 +233,20 @@ struct ArchiveExtraction {
             guard let block else { break }
             // A sparse entry's holes are written as zeros, and counted.
             while written < block.offset {
-                if zeros == nil {
-                    zeros = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
-                    zeros?.initializeMemory(as: UInt8.self, repeating: 0)
-                }
+                if zeros == nil { zeros = Self.zeroBuffer() }
                 guard let zeros else { break }
                 let count = Int(min(Int64(zeros.count), block.offset - written))
                 try write(fd, UnsafeRawBufferPointer(rebasing: zeros[..<count]), shown: shown, entryBytes: &written, reader: reader)
             }
             try write(fd, block.bytes, shown: shown, entryBytes: &written, reader: reader)
+        }
+        // A sparse file's last hole: zeros up to the size its header gives.
+        if header.isSparse, let size = header.size, written < size {
+            zeros = zeros ?? Self.zeroBuffer()
+            while let zeros, written < size {
+                let count = Int(min(Int64(zeros.count), size - written))
+                try write(fd, UnsafeRawBufferPointer(rebasing: zeros[..<count]), shown: shown, entryBytes: &written, reader: reader)
+            }
         }
         if let size = header.size, size != written {
             throw refuse(.corruptData, shown, "Its header says \(size) bytes, but its data holds \(written).")
@@ -249,6 +254,13 @@ struct ArchiveExtraction {
         if durable {
             do { try fileSystem.synchronize(fd, name: shown) } catch { throw systemError(error, shown, "flushing the file (fsync)") }
         }
+    }
+
+    /// 64 KiB of zeros, for holes (the caller deallocates it).
+    private static func zeroBuffer() -> UnsafeMutableRawBufferPointer {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
+        buffer.initializeMemory(as: UInt8.self, repeating: 0)
+        return buffer
     }
 
     /// Writes a block of an entry, counting it against the limits first.

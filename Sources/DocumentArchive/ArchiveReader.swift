@@ -135,6 +135,9 @@ struct ArchiveEntryHeader {
     var size: Int64?
     var symbolicLinkTarget: String?
     var hardLinkTarget: String?
+    /// Whether the entry has holes (a sparse file): its data blocks leave them out, the last
+    /// one possibly at the end.
+    var isSparse: Bool
     /// The modification time in nanoseconds since 1970, if the entry has one that fits.
     var modificationTime: Int64?
 
@@ -154,6 +157,7 @@ struct ArchiveEntryHeader {
         size = archive_entry_size_is_set(entry) != 0 ? archive_entry_size(entry) : nil
         symbolicLinkTarget = (archive_entry_symlink_utf8(entry) ?? archive_entry_symlink(entry)).flatMap { String(validatingCString: $0) }
         hardLinkTarget = (archive_entry_hardlink_utf8(entry) ?? archive_entry_hardlink(entry)).flatMap { String(validatingCString: $0) }
+        isSparse = archive_entry_sparse_count(entry) > 0
         if archive_entry_mtime_is_set(entry) != 0 {
             // A hostile header can hold any 64-bit value: only times that fit in nanoseconds count.
             let (nanoseconds, overflow) = Int64(archive_entry_mtime(entry)).multipliedReportingOverflow(by: 1_000_000_000)
