@@ -13,8 +13,11 @@ have_pkgconfig zlib || missing+=(zlib1g-dev)
 have_pkgconfig libcrypto || missing+=(libssl-dev)
 # SQLite: the per-machine caches (the library index, member digests), through GRDB.
 have_pkgconfig sqlite3 || missing+=(libsqlite3-dev)
-# Packages only the tests need: syncthing for the sync-engine conflict tests (a real pair on loopback).
-test_packages=(syncthing)
+# Packages only the tests need: syncthing for the sync-engine conflict tests (a real pair on loopback);
+# for the archive interoperability tests (Tests/DocumentArchiveTests/ArchiveInteroperabilityTests.swift),
+# the other tools that make and check archives: bsdtar (libarchive-tools), Info-ZIP's zip and unzip,
+# Python's zipfile (python3), and the zstd and xz programs GNU tar calls for --zstd and -J.
+test_packages=(syncthing libarchive-tools zip unzip python3 zstd xz-utils)
 if [ "$purpose" = test ]; then
     for package in "${test_packages[@]}"; do
         dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

@@ -6,7 +6,7 @@ import Glibc
 import Foundation
 
 let usage = """
-    usage: docbench <save | file | coordinate | notify | roundtrip | presenters | versions | library | all> [options]
+    usage: docbench <save | file | coordinate | notify | roundtrip | presenters | versions | library | large-package | archive | single-file | all> [options]
 
       save   package of N files, one changed per save: DocumentKit vs full copy vs floor
       file   one file replaced: DocumentKit (durable, consistent) vs Foundation .atomic vs floor
@@ -20,6 +20,10 @@ let usage = """
       large-package  a note of 100, 1,000, 10,000 attachments opened in a new process with the
                   member digest cache warm vs fstat of every member; a body edit vs the raw
                   save floor; a 200 MB member opened with the cache cold and warm
+      archive     export and import of a 1,000-file, ~100 MB note (tar.gz, zip) against bsdtar: time,
+                  MB/s, peak memory; then notes of 1, 1,000, 10,000 small members (not part of `all`)
+      single-file a document stored as one zip file of 1, 1,000, 10,000 members of 16 KiB: a save with
+                  one member changed against a full rewrite of the archive (not part of `all`)
       all    all of them
 
     options:
@@ -84,7 +88,8 @@ func parse(_ arguments: [String]) -> Options {
             "coordinate" where options.command.isEmpty, "notify" where options.command.isEmpty,
             "roundtrip" where options.command.isEmpty, "presenters" where options.command.isEmpty,
             "versions" where options.command.isEmpty, "library" where options.command.isEmpty,
-            "large-package" where options.command.isEmpty:
+            "large-package" where options.command.isEmpty, "archive" where options.command.isEmpty,
+            "single-file" where options.command.isEmpty:
             options.command = argument
         case "-i", "--iterations": options.iterations = number(argument, minimum: 1)
         case "--file-iterations": options.fileIterations = number(argument, minimum: 1)
@@ -137,6 +142,10 @@ if CommandLine.arguments.count >= 4, CommandLine.arguments[1] == "--large-open" 
     LargePackageBench.openChild(CommandLine.arguments[2], cache: CommandLine.arguments[3])
 }
 
+if CommandLine.arguments.count >= 2, CommandLine.arguments[1] == "--archive-child" {
+    ArchiveBench.childMain(Array(CommandLine.arguments.dropFirst(2)))
+}
+
 let options = parse(Array(CommandLine.arguments.dropFirst()))
 let work: WorkDirectory
 do { work = try WorkDirectory(base: options.workDirectory, keep: options.keep) } catch { fail("\(error)", status: 73) }
@@ -180,6 +189,12 @@ do {
     }
     if options.command == "large-package" {
         try measure(LargePackageBench(sizes: [100, 1_000, 10_000], rounds: options.iterations ?? 5, largeBytes: 200 << 20, work: work))
+    }
+    if options.command == "archive" {
+        try measure(ArchiveBench(rounds: options.iterations ?? 5, sizes: [1, 1_000, 10_000], work: work))
+    }
+    if options.command == "single-file" {
+        try measure(SingleFileBench(sizes: [1, 1_000, 10_000], memberSize: 16 << 10, rounds: options.iterations ?? 5, work: work))
     }
     if wants("versions") {
         try measure(VersionsBench(

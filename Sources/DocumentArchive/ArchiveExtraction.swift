@@ -22,6 +22,8 @@ struct ArchiveExtraction {
 
     /// Every path made so far (joined by "/") and what it is.
     private(set) var kinds: [String: Kind] = [:]
+    /// Names (as the archive spells them) of entries made empty without reading their data.
+    var emptyWithoutReading: Set<String> = []
     /// The symbolic links made, by path: their targets.
     private(set) var links: [String: String] = [:]
     /// The top-level names, in the order they first appeared.
@@ -221,6 +223,7 @@ struct ArchiveExtraction {
         }
         kinds[path] = .file
         defer { Glibc.close(fd) }
+        if emptyWithoutReading.contains(shown), header.size == 0 { return }
         var written: Int64 = 0
         var zeros: UnsafeMutableRawBufferPointer?
         defer { zeros?.deallocate() }

@@ -181,7 +181,8 @@ extension DocumentArchiver {
         guard status.kind == .regular else {
             throw DocumentKitError(.unsupportedFileType, operation: .read, path: archivePath, detail: "An archive is a file; this is a \(status.kind).")
         }
-        let isZip = try checkZipLayout(archiveFile.rawValue, size: status.size, path: archivePath, fileSystem: fileSystem)
+        let zipEntries = try zipEntries(archiveFile.rawValue, size: status.size, path: archivePath, fileSystem: fileSystem)
+        let isZip = zipEntries != nil
         if !isZip, GzipCheck.looksLikeGzip(archiveFile.rawValue, path: archivePath, fileSystem: fileSystem) {
             try GzipCheck(fd: archiveFile.rawValue, path: archivePath, size: status.size, limits: options.limits, fileSystem: fileSystem).run()
         }
@@ -202,6 +203,11 @@ extension DocumentArchiver {
         var extraction = ArchiveExtraction(
             archivePath: archivePath, staging: stagingFD, limits: options.limits, durable: options.durability == .durable,
             fileSystem: fileSystem, progress: progress)
+        // libarchive 3.6 fails to read the (empty) data of an empty LZMA member (method 14, as
+        // Python's zipfile writes): those are made empty without reading it. The central
+        // directory says they hold nothing, and the layout check bounded their data.
+        extraction.emptyWithoutReading = Set(
+            (zipEntries ?? []).filter { $0.method == 14 && $0.uncompressedSize == 0 && $0.crc32 == 0 }.map(\.name))
         do throws(DocumentKitError) {
             try UTF8Locale.run { () throws(DocumentKitError) in
                 let reader: ArchiveReader
