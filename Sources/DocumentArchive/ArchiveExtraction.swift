@@ -73,7 +73,12 @@ struct ArchiveExtraction {
             do { header = try reader.nextEntry() } catch {
                 throw error.documentKitError(.read, archivePath, step: "reading the entry after “\(done.completedEntries)” entries")
             }
-            guard let header else { break }
+            guard let header else {
+                do { try reader.finish(limit: max(limits.compressionRatioGrace, 1 << 20)) } catch {
+                    throw error.documentKitError(.read, archivePath, step: "reading the end of the archive")
+                }
+                break
+            }
             let shown = header.path ?? String(decoding: header.rawPath, as: UTF8.self)
             entryCount += 1
             guard entryCount <= limits.maximumEntryCount else {

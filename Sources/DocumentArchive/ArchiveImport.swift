@@ -183,9 +183,6 @@ extension DocumentArchiver {
         }
         let zipEntries = try zipEntries(archiveFile.rawValue, size: status.size, path: archivePath, fileSystem: fileSystem)
         let isZip = zipEntries != nil
-        if !isZip, GzipCheck.looksLikeGzip(archiveFile.rawValue, path: archivePath, fileSystem: fileSystem) {
-            try GzipCheck(fd: archiveFile.rawValue, path: archivePath, size: status.size, limits: options.limits, fileSystem: fileSystem).run()
-        }
         let destination: Descriptor
         do { destination = Descriptor(owning: try fileSystem.open(folderPath, in: AT_FDCWD, flags: O_RDONLY | O_DIRECTORY)) } catch {
             throw DocumentKitError(error, operation: .create, path: folderPath, step: "opening the destination folder")

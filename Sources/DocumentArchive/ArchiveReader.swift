@@ -17,8 +17,14 @@ final class ArchiveReader {
         let fileSystem: FileSystem
         var offset: Int64 = 0
         var failure: Errno?
-        /// Bytes handed to libarchive so far (counting a byte read twice twice).
-        var consumed: Int64 = 0
+        /// What made the gzip stream unreadable, if it did.
+        var damage: String?
+        /// The gzip stream the bytes come from, decompressed here (nil: the file's bytes as they are).
+        var gzip: GzipSource?
+        /// Bytes of the file handed to libarchive so far (counting a byte read twice twice; for
+        /// gzip, the compressed bytes read).
+        var consumedBytes: Int64 = 0
+        var consumed: Int64 { gzip?.consumed ?? consumedBytes }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
 
         init(fd: CInt, name: String, size: Int64, fileSystem: FileSystem) {
@@ -41,6 +47,11 @@ final class ArchiveReader {
         guard let archive = archive_read_new() else { throw ArchiveFailure.message("libarchive could not make a read object") }
         self.archive = archive
         source = Source(fd: fd, name: name, size: size, fileSystem: fileSystem)
+        if !isZip, GzipSource.looksLikeGzip(fd, path: name, fileSystem: fileSystem) {
+            do { source.gzip = try GzipSource(fd: fd, path: name, size: size, fileSystem: fileSystem) } catch {
+                throw Self.failure(error)
+            }
+        }
         // Built-in decompressors only (a filter that needs an external program answers ARCHIVE_WARN).
         if isZip {
             try check(archive_read_support_format_zip_seekable(archive))
@@ -55,10 +66,23 @@ final class ArchiveReader {
         try check(archive_read_set_callback_data(archive, context))
         try check(archive_read_set_read_callback(archive) { _, context, buffer in
             let source = Unmanaged<ArchiveReader.Source>.fromOpaque(context!).takeUnretainedValue()
+            if let gzip = source.gzip {
+                do throws(GzipSource.Failure) {
+                    let count = try gzip.read(into: source.buffer)
+                    buffer?.pointee = UnsafeRawPointer(source.buffer.baseAddress)
+                    return count
+                } catch {
+                    switch error {
+                    case .system(let errno): source.failure = errno
+                    case .damaged(let text): source.damage = text
+                    }
+                    return -1
+                }
+            }
             do throws(Errno) {
                 let count = try source.fileSystem.read(source.fd, into: source.buffer, at: source.offset, name: source.name)
                 source.offset += Int64(count)
-                source.consumed += Int64(count)
+                source.consumedBytes += Int64(count)
                 buffer?.pointee = UnsafeRawPointer(source.buffer.baseAddress)
                 return count
             } catch {
@@ -87,10 +111,25 @@ final class ArchiveReader {
 
     deinit { archive_read_free(archive) }
 
-    /// The system error of the file, else libarchive's message.
+    /// The system error of the file, else the gzip stream's damage, else libarchive's message.
     private func failure() -> ArchiveFailure {
         if let errno = source.failure { return .system(errno) }
+        if let damage = source.damage { return .message(damage) }
         return .message(LibArchiveMessage(archive).description)
+    }
+
+    private static func failure(_ error: GzipSource.Failure) -> ArchiveFailure {
+        switch error {
+        case .system(let errno): .system(errno)
+        case .damaged(let text): .message(text)
+        }
+    }
+
+    /// After the last entry: reads the rest of a gzip stream, so that its CRC-32 and length are
+    /// checked (libarchive stops at the tar's end marker).
+    func finish(limit: Int64) throws(ArchiveFailure) {
+        guard let gzip = source.gzip else { return }
+        do { try gzip.drain(limit: limit) } catch { throw Self.failure(error) }
     }
 
     private func check(_ status: CInt) throws(ArchiveFailure) {

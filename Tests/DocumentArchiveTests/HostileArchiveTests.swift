@@ -259,9 +259,8 @@ import Testing
     // MARK: Bombs
 
     /// 400 MiB of zeros in a tar.gz of about 400 KB, written streaming (never in memory): the
-    /// compression-ratio limit stops it in the gzip check (GzipCheck), before the tar is
-    /// extracted: nothing reaches the disk. The bytes on disk at refusal are measured just before
-    /// the import removes them.
+    /// compression-ratio limit stops it once its grace has been written, long before the disk
+    /// fills; the bytes on disk at refusal are measured just before the import removes them.
     @Test func aGzipBombIsStoppedByTheRatioLimitWithTheDiskUseBounded() async throws {
         let scene = try Scene()
         let archive = scene.root.appendingPathComponent("bomb.tar.gz")
@@ -293,7 +292,6 @@ import Testing
             #expect(error.detail?.contains("times its size") == true, "not the ratio limit: \(error)")
         }
         let measured = peak.withLock { $0 }
-        // Stopped before extraction: at most the staging folder itself was there.
         #expect(measured.size < 64 << 20, "\(measured)")
         #expect(measured.allocated < 64 << 20, "\(measured)")
         #expect(scene.snapshot() == before)
@@ -483,7 +481,7 @@ import Testing
         bytes[at + 10] ^= 0xFF
         try Data(bytes).write(to: archive)
         // libarchive 3.6 does not verify gzip's CRC-32 or length ("XXX TODO: Verify the length and
-        // CRC"): the import reads the gzip stream through zlib first (GzipCheck).
+        // CRC"): the import decompresses gzip through zlib itself (GzipSource), which does.
         await expectRefusal(of: archive, in: scene, code: .corruptData, entry: nil)
     }
 
