@@ -16,6 +16,9 @@ final class ProgressBar: Sendable {
 
     private let verb: String
     private let started = ContinuousClock.now
+    /// How long the work runs before the bar appears: a second, or `$NOTES_PROGRESS_DELAY_MS` (tests).
+    private let delay: Duration = .milliseconds(
+        ProcessInfo.processInfo.environment["NOTES_PROGRESS_DELAY_MS"].flatMap(Int.init) ?? 1_000)
     private let enabled: Bool
     private let state = Mutex(State())
 
@@ -33,7 +36,7 @@ final class ProgressBar: Sendable {
 
     private func update(_ progress: ArchiveProgress) {
         let now = ContinuousClock.now
-        guard now - started >= .seconds(1) else { return }
+        guard now - started >= delay else { return }
         let line: String? = state.withLock { state in
             if let last = state.lastDraw, now - last < .milliseconds(100) { return nil }
             state.lastDraw = now

@@ -7,7 +7,7 @@ import FilePackages
 import Foundation
 import SystemPackage
 
-/// How ``DocumentArchiver/export(itemsAt:to:options:progress:)`` writes an archive.
+/// How ``DocumentArchiver/export(itemsAt:to:options:coordinator:using:progress:)`` writes an archive.
 public struct ArchiveExportOptions: Sendable {
     /// The archive's format. Default zip.
     public var format: ArchiveFormat

@@ -43,7 +43,7 @@ public struct StagedItem: Sendable, Hashable {
 }
 
 /// An archive extracted into a hidden, locked staging folder inside its destination, not yet
-/// moved in. Move its items in with ``moveIn(_:as:policy:)``; what is not moved in is removed
+/// moved in. Move its items in with ``moveIn(_:as:policy:coordinator:)``; what is not moved in is removed
 /// by ``discard()`` (or when the value is released, or by the next save in the folder after a
 /// crash).
 public final class StagedArchive {
@@ -162,7 +162,7 @@ extension DocumentArchiver {
     ///
     /// - Throws: `DocumentKitError` with `unsafeArchiveEntry` (a hostile entry),
     ///   `archiveLimitExceeded` (a bomb), `corruptData` (a damaged archive; libarchive's message
-    ///   in the detail), `cancelled`, or a system error; ``DocumentKitError/archiveEntry`` names the entry.
+    ///   in the detail), `cancelled`, or a system error; ``/DocumentKitSystem/DocumentKitError/archiveEntry`` names the entry.
     public static func extract(
         archiveAt archiveURL: URL, into folderURL: URL, options: ArchiveImportOptions = ArchiveImportOptions(),
         using fileSystem: FileSystem = .live, progress: ArchiveProgressHandler? = nil

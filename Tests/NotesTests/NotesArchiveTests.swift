@@ -228,4 +228,34 @@ import Testing
         // The writer's saves landed between exports: the exports saw different states.
         #expect(lines.count > 1, "every export saw the same note: the writer never saved in between")
     }
+
+    @Test("a progress bar is drawn on a terminal, erased at the end, and nothing is drawn when standard error is not one")
+    func progressBar() throws {
+        try makeTrip()
+        let plain = try notes.run(["export", "Trip", "--to", directory.appending("plain.zip").path], environment: ["NOTES_PROGRESS_DELAY_MS": "0"])
+        #expect(plain.status == 0)
+        #expect(plain.stderr.isEmpty, "drawn without a terminal: \(plain.stderr.debugDescription)")
+        // `script` runs the command on a pseudo-terminal and copies what it writes.
+        let archive = directory.appending("bar.zip")
+        let command = [NotesRunner.executable.path, "export", "Trip", "--to", archive.path, "--library", notes.library.path]
+            .map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qfec", command, "/dev/null"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["NOTES_INDEX_CACHE"] = NotesRunner.indexCache(of: notes.library).path
+        environment["NOTES_PROGRESS_DELAY_MS"] = "0"
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(text)")
+        #expect(text.contains("\rExporting ["), "no bar: \(text.debugDescription)")
+        #expect(text.contains("% ") && text.contains("entries"), "\(text.debugDescription)")
+        // Erased before the command's own output (the archive's path).
+        #expect(text.contains("\r\u{1B}[K" + archive.path), "\(text.debugDescription)")
+    }
 }
