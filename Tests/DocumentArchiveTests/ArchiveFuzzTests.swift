@@ -61,7 +61,6 @@ import Testing
         }
 
         var done = 0
-        var knownCounts: [String: Int] = [:]
         for report in reports {
             for line in report.summaries { print(line) }
             done += report.inputs
@@ -74,31 +73,12 @@ import Testing
                     base64 of the input: \(Data(input.bytes).base64EncodedString())
                     \(outcome)
                     """
-                if let known = Self.knownCrash(outcome) {
-                    // Each known crash is recorded three times at most (a long run meets it often).
-                    knownCounts[known.signature, default: 0] += 1
-                    if knownCounts[known.signature, default: 0] <= 3 {
-                        withKnownIssue(Comment(rawValue: known.note)) { Issue.record(Comment(rawValue: text)) }
-                    }
-                } else {
-                    Issue.record(Comment(rawValue: text))
-                }
+                Issue.record(Comment(rawValue: text))
             }
         }
-        for (signature, count) in knownCounts.sorted(by: { $0.key < $1.key }) { print("ArchiveFuzzTests: \(count) known crashes in \(signature)") }
         #expect(done == (replayed == nil ? iterations : 1), "the workers went through \(done) inputs")
         print("ArchiveFuzzTests: \(done) inputs in \(ContinuousClock.now - started)")
     }
-
-    /// Crashes already reported (the frame of the backtrace that names them): a fuzz run that
-    /// finds one records it as a known issue; any other crash fails the test.
-    static func knownCrash(_ outcome: ChildProcess.Outcome) -> (signature: String, note: String)? {
-        outcome.timedOut ? nil : knownCrashes.first { outcome.output.contains($0.signature) }
-    }
-
-    /// None now: the two this run found (a huge tar mtime times 10^9 in ArchiveEntryHeader.init,
-    /// unchecked sums of zip64 fields in ZipLayoutCheck) are fixed, so any crash fails the test.
-    static let knownCrashes: [(signature: String, note: String)] = []
 
     /// The inputs worker `worker` of `workers` takes, from `start` on (only the replayed one, if any).
     static func indices(worker: Int, of workers: Int, start: Int, iterations: Int) -> [Int] {
@@ -118,7 +98,7 @@ import Testing
     }
 
     /// Runs worker `worker`'s share of the inputs in child processes: after a crash or a hang,
-    /// a new child goes on from the next input (until 20 crashes or hangs not known before).
+    /// a new child goes on from the next input (until 20 crashes or hangs).
     static func runWorker(_ worker: Int, seed: UInt64, iterations: Int, corpusFolder: URL, work: URL) async throws -> WorkerReport {
         var report = WorkerReport(worker: worker)
         let progress = work.appendingPathComponent("progress-\(worker)")
@@ -150,7 +130,7 @@ import Testing
             report.crashes.append((index, outcome))
             // The inputs the child went through, the one it crashed on included.
             report.inputs += indices(worker: worker, of: workers, start: start, iterations: iterations).filter { $0 <= index }.count
-            if report.crashes.filter({ knownCrash($0.1) == nil }).count >= 20 {
+            if report.crashes.count >= 20 {
                 report.failures.append("worker \(worker): 20 new crashes or hangs, gave up")
                 return report
             }
