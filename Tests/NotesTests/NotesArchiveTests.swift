@@ -1,6 +1,9 @@
 import DocumentKit
 import DocumentKitTesting
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 
 /// `notes export` and `notes import`: round trips, titles and identifiers, hostile and damaged
@@ -257,5 +260,59 @@ import Testing
         #expect(text.contains("% ") && text.contains("entries"), "\(text.debugDescription)")
         // Erased before the command's own output (the archive's path).
         #expect(text.contains("\r\u{1B}[K" + archive.path), "\(text.debugDescription)")
+    }
+
+    @Test("notes import killed with SIGKILL at random moments leaves whole notes or none, and its litter is swept by the next save")
+    func importKilledAtRandomMoments() async throws {
+        // A library of 12 notes with 400 KiB attachments, exported once.
+        let source = try library("Source")
+        let attachment = directory.appending("photo.bin")
+        var state: UInt64 = 0x5EED
+        try Data((0..<(400 << 10)).map { _ in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return UInt8(truncatingIfNeeded: state >> 33)
+        }).write(to: attachment)
+        for index in 0..<12 {
+            try source.ok(["new", "Note \(index)", "--body", "Body \(index)\n"])
+            try source.ok(["attach", "Note \(index)", attachment.path])
+        }
+        let archive = directory.appending("all.tar.gz")
+        try source.ok(["export", "--all", "--to", archive.path])
+        let seed = UInt64(ProcessInfo.processInfo.environment["DK_IMPORT_KILL_SEED"].flatMap(UInt64.init) ?? 0x1A2B)
+        var random = SeededRandom(seed: seed)
+        // How long a whole import takes here, into a library of its own: kills land across it.
+        let timing = try library("Timing")
+        let started = ContinuousClock.now
+        try timing.ok(["import", archive.path])
+        let whole = ContinuousClock.now - started
+        let window = Int(whole.components.seconds * 1_000_000 + whole.components.attoseconds / 1_000_000_000_000)
+        var killedMidImport = 0
+        for round in 0..<12 {
+            let process = Process()
+            process.executableURL = NotesRunner.executable
+            process.arguments = ["import", archive.path, "--library", notes.library.path]
+            var environment = ProcessInfo.processInfo.environment
+            environment["NOTES_INDEX_CACHE"] = NotesRunner.indexCache(of: notes.library).path
+            process.environment = environment
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            try await Task.sleep(for: .microseconds(Int.random(in: window / 8...max(window / 8, window * 7 / 8), using: &random)))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            if process.terminationReason == .uncaughtSignal { killedMidImport += 1 }
+            // Every note in the library opens whole: an import is all of a note or none of it.
+            let check = try notes.run(["check"])
+            #expect(check.status == 0, "round \(round) (seed \(seed)): \(check.stdout)\(check.stderr)")
+        }
+        #expect(killedMidImport > 0, "no kill landed during an import (seed \(seed))")
+        let before = try Self.listing(notes.library)
+        print(
+            "importKilledAtRandomMoments: a whole import takes \(whole); \(killedMidImport) of 12 imports killed; \(before.filter { $0.hasSuffix(".note") }.count) notes "
+                + "imported whole; \(before.filter { $0.contains(".dk-") }.count) staging folders left (seed \(seed))")
+        // The next save in the library sweeps what the killed imports left.
+        try notes.ok(["new", "After the kills"])
+        let litter = try Self.listing(notes.library).filter { $0.contains(".dk-") }
+        #expect(litter.isEmpty, "left beside the notes: \(litter)")
     }
 }
