@@ -120,9 +120,9 @@ public enum DocumentArchiver {
                 }
             }
             do throws(ArchiveFailure) { try writer.finish() } catch { throw error.documentKitError(.save, archivePath, step: "finishing the archive") }
-            summary.entryCount = walk.done.completedEntries
-            summary.memberBytes = walk.done.completedBytes
-            walk.reportCompletion()
+            summary.entryCount = walk.reporter.progress.completedEntries
+            summary.memberBytes = walk.reporter.progress.completedBytes
+            walk.reporter.report(force: true)
             }
         }
         summary.archiveBytes = status.size
@@ -141,16 +141,14 @@ public enum DocumentArchiver {
 struct ExportWalk {
     let options: ArchiveExportOptions
     let fileSystem: FileSystem
-    let progress: ArchiveProgressHandler?
     var writer: ArchiveWriter?
-    var done = ArchiveProgress()
-    private var lastReport: UInt64 = 0
+    var reporter: ProgressReporter
     static let chunkSize = 1 << 20
 
     init(options: ArchiveExportOptions, fileSystem: FileSystem, progress: ArchiveProgressHandler?) {
         self.options = options
         self.fileSystem = fileSystem
-        self.progress = progress
+        reporter = ProgressReporter(progress)
     }
 
     private func status(of name: String, in folder: CInt, path: String) throws(DocumentKitError) -> FileStatus {
@@ -177,24 +175,12 @@ struct ExportWalk {
     mutating func count(_ name: String, in folder: CInt, path: String, entryPath: String) throws(DocumentKitError) {
         if let excluding = options.excluding, excluding(entryPath) { return }
         let status = try status(of: name, in: folder, path: path)
-        done.totalEntries = (done.totalEntries ?? 0) + 1
-        if status.kind == .regular { done.totalBytes = (done.totalBytes ?? 0) + status.size }
+        reporter.progress.totalEntries = (reporter.progress.totalEntries ?? 0) + 1
+        if status.kind == .regular { reporter.progress.totalBytes = (reporter.progress.totalBytes ?? 0) + status.size }
         guard status.kind == .directory else { return }
         let fd = try openFolder(name, in: folder, path: path)
         for child in try children(of: fd.rawValue, path: path) {
             try count(child, in: fd.rawValue, path: path + "/" + child, entryPath: entryPath + "/" + child)
-        }
-    }
-
-    /// The last report: everything done.
-    mutating func reportCompletion() { report(force: true) }
-
-    private mutating func report(force: Bool = false) {
-        guard let progress else { return }
-        let time = DispatchTime.now().uptimeNanoseconds
-        if force || time - lastReport > 50_000_000 {
-            lastReport = time
-            progress(done)
         }
     }
 
@@ -252,8 +238,8 @@ struct ExportWalk {
                 .unsupportedFileType, operation: .read, path: path,
                 detail: "Only files, folders and symbolic links can be exported; this is a \(status.kind).")
         }
-        done.completedEntries += 1
-        report()
+        reporter.progress.completedEntries += 1
+        reporter.report()
     }
 
     /// Streams `size` bytes of the open file into the current entry, in chunks.
@@ -275,8 +261,8 @@ struct ExportWalk {
                 throw error.documentKitError(.save, path, step: "writing the archive entry “\(entryPath)”", entry: entryPath)
             }
             offset += Int64(count)
-            done.completedBytes += Int64(count)
-            report()
+            reporter.progress.completedBytes += Int64(count)
+            reporter.report()
         }
         guard offset == size else { throw changed(path) }
     }

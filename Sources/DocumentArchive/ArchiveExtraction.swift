@@ -16,7 +16,6 @@ struct ArchiveExtraction {
     let limits: ArchiveLimits
     let durable: Bool
     let fileSystem: FileSystem
-    let progress: ArchiveProgressHandler?
 
     enum Kind { case file, folder, link }
 
@@ -34,8 +33,7 @@ struct ArchiveExtraction {
     /// The open folders down to the last entry's parent: `open[0]` is the staging folder.
     private var openPath: [String] = []
     private var openFolders: [CInt] = []
-    private var done = ArchiveProgress()
-    private var lastReport: UInt64 = 0
+    private var reporter: ProgressReporter
 
     init(
         archivePath: String, staging: CInt, limits: ArchiveLimits, durable: Bool, fileSystem: FileSystem,
@@ -46,7 +44,7 @@ struct ArchiveExtraction {
         self.limits = limits
         self.durable = durable
         self.fileSystem = fileSystem
-        self.progress = progress
+        reporter = ProgressReporter(progress)
         openFolders = [staging]
     }
 
@@ -71,7 +69,7 @@ struct ArchiveExtraction {
             try checkCancellation()
             let header: ArchiveEntryHeader?
             do { header = try reader.nextEntry() } catch {
-                throw error.documentKitError(.read, archivePath, step: "reading the entry after “\(done.completedEntries)” entries")
+                throw error.documentKitError(.read, archivePath, step: "reading the entry after “\(reporter.progress.completedEntries)” entries")
             }
             guard let header else {
                 do { try reader.finish(limit: max(limits.compressionRatioGrace, 1 << 20)) } catch {
@@ -102,8 +100,8 @@ struct ArchiveExtraction {
                     times.append((components.joined(separator: "/"), time))
                 }
             }
-            done.completedEntries += 1
-            report()
+            reporter.progress.completedEntries += 1
+            reporter.report()
         }
         try closeFolders(downTo: 1, flushing: durable)
         // Deepest first, so that setting a folder's time is the last change in it. A time that
@@ -122,7 +120,7 @@ struct ArchiveExtraction {
                 throw systemError(error, topLevel.first ?? "", "flushing the staging folder")
             }
         }
-        report(force: true)
+        reporter.report(force: true)
     }
 
     private func checkCancellation() throws(DocumentKitError) {
@@ -130,15 +128,6 @@ struct ArchiveExtraction {
             throw DocumentKitError(
                 .cancelled, operation: .read, path: archivePath, originalIsIntact: true,
                 detail: "The import was cancelled; nothing was imported.")
-        }
-    }
-
-    private mutating func report(force: Bool = false) {
-        guard let progress else { return }
-        let time = DispatchTime.now().uptimeNanoseconds
-        if force || time - lastReport > 50_000_000 {
-            lastReport = time
-            progress(done)
         }
     }
 
@@ -280,7 +269,7 @@ struct ArchiveExtraction {
         if entryBytes + count > limits.maximumEntryBytes {
             throw refuse(.archiveLimitExceeded, shown, "It expands past \(limits.maximumEntryBytes) bytes, the limit per entry.")
         }
-        let total = done.completedBytes + count
+        let total = reporter.progress.completedBytes + count
         if total > limits.maximumTotalBytes {
             throw refuse(.archiveLimitExceeded, shown, "The archive expands past \(limits.maximumTotalBytes) bytes, the limit.")
         }
@@ -293,8 +282,8 @@ struct ArchiveExtraction {
         }
         do { try fileSystem.write(fd, bytes, name: shown) } catch { throw systemError(error, shown, "writing the file") }
         entryBytes += count
-        done.completedBytes = total
-        report()
+        reporter.progress.completedBytes = total
+        reporter.report()
     }
 
     /// The open folder at `components` under the staging folder, made if the archive did not

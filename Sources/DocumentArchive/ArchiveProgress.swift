@@ -1,3 +1,5 @@
+import Dispatch
+
 /// How far an export or import has come, as reported to its progress handler.
 public struct ArchiveProgress: Sendable, Hashable {
     /// Bytes of members read (export) or written (import) so far.
@@ -27,3 +29,24 @@ public struct ArchiveProgress: Sendable, Hashable {
 
 /// Receives progress reports; called on the exporting or importing task, often: keep it quick.
 public typealias ArchiveProgressHandler = @Sendable (ArchiveProgress) -> Void
+
+/// Hands an export's or import's progress to its handler: at most every 50 ms while it runs,
+/// and once more, always, at its end.
+struct ProgressReporter {
+    let handler: ArchiveProgressHandler?
+    /// The progress so far.
+    var progress = ArchiveProgress()
+    private var lastReport: UInt64 = 0
+
+    init(_ handler: ArchiveProgressHandler?) { self.handler = handler }
+
+    /// Reports `progress` if 50 ms passed since the last report, or if `force`.
+    mutating func report(force: Bool = false) {
+        guard let handler else { return }
+        let time = DispatchTime.now().uptimeNanoseconds
+        if force || time - lastReport > 50_000_000 {
+            lastReport = time
+            handler(progress)
+        }
+    }
+}
