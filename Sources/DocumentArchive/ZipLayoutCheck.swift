@@ -150,13 +150,15 @@ struct ZipLayoutCheck {
             guard (0...size).contains(compressed), (0...size).contains(localOffset), uncompressed >= 0 else {
                 throw .damaged("the record of “\(entryName)” gives a size or offset outside the file")
             }
-            let local = try bytes(at: localOffset, count: 30)
-            guard Self.u32(local, 0) == 0x0403_4B50 else {
+            // The local header and its name in one read (a name of another length disagrees anyway).
+            let local = try bytes(at: localOffset, count: min(30 + nameLength, Int(size - localOffset)))
+            guard local.count >= 30, Self.u32(local, 0) == 0x0403_4B50 else {
                 throw .mismatch(entry: entryName, detail: "the central directory points at no local header")
             }
             let localNameLength = Self.u16(local, 26)
             let localExtraLength = Self.u16(local, 28)
-            let localName = try bytes(at: localOffset + 30, count: localNameLength)
+            let localName = localNameLength == nameLength && local.count == 30 + nameLength
+                ? Array(local[30...]) : try bytes(at: localOffset + 30, count: localNameLength)
             guard localName == nameBytes else {
                 throw .mismatch(
                     entry: entryName, detail: "its local header names it “\(String(decoding: localName, as: UTF8.self))”")
