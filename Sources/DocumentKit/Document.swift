@@ -196,15 +196,8 @@ open class Document<Content: Sendable>: @unchecked Sendable {
     /// Override it with a computed property; it must give the same description every time.
     open var format: FormatDescription? { nil }
 
-    /// The archive a document of this class is stored as: one file instead of a package folder,
-    /// as office formats are (``/DocumentArchive/SingleFileArchive``). Nil (the default) stores
-    /// the tree as it is: a package folder, or a plain file.
-    ///
-    /// The document still reads and writes a package tree (``read(from:)``,
-    /// ``fileWrapper(for:replacing:)``); its members are read from the archive when asked for,
-    /// and a save copies those it did not change without compressing them again. Saves are
-    /// atomic, coordinated, versioned and checked for conflicts as for any document. Only
-    /// ``/DocumentArchive/ArchiveFormat/zip`` is supported. Override it with a computed property.
+    /// The archive (only `.zip`) a document of this class is stored as, one file holding its
+    /// package tree; nil (the default) stores the tree as it is. See <doc:ExportingAndImporting>.
     open var archiveFormat: ArchiveFormat? { nil }
 
     /// The app named as the writer in the manifest of every save (with a ``format``). The
