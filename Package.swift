@@ -16,6 +16,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // SQLite, for the per-machine caches: the library index and member digests.
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        // HTTP, for `notes serve` (default traits off: no swift-configuration).
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // An HTTP client for the server's tests.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // C shims for the calls Glibc's Swift overlay lacks (renameat2, syncfs, O_TMPFILE...).
@@ -118,6 +124,10 @@ let package = Package(
             dependencies: [
                 "DocumentKit", "CArchive",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Examples/Notes"

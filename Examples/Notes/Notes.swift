@@ -35,7 +35,7 @@ struct Notes: AsyncParsableCommand {
         subcommands: [
             Init.self, New.self, List.self, Show.self, Edit.self, Attach.self, Remove.self, Move.self, Watch.self,
             Versions.self, Restore.self, Recover.self, Conflicts.self, Resolve.self, Check.self, Migrate.self, Repair.self,
-            Export.self, Import.self, Tour.self,
+            Export.self, Import.self, Serve.self, Tour.self,
         ]
     )
 

@@ -1,0 +1,169 @@
+import Foundation
+
+/// The library's change feed (`GET /api/events`): one event per new state of a note, whoever
+/// made it (this server, another process through DocumentKit, or a shell and a sync engine
+/// without it), each with the note's new `ETag`.
+///
+/// Events are numbered `EPOCH:SEQ`: the epoch is new with every server process, the sequence
+/// grows by one per event. The last ``capacity`` events are kept, so that a client that comes
+/// back with `Last-Event-ID` gets what it missed; one from another epoch, or further behind,
+/// gets a `reset` event (list again). A note's state is published once: the same note with the
+/// same tag again (the server's own write, seen once more by the index) is not a new event.
+actor EventHub {
+    /// What happened to a note.
+    enum Kind: String, Sendable {
+        case created, changed, deleted
+    }
+
+    /// One event of the feed.
+    struct Event: Sendable, Encodable {
+        let sequence: UInt64
+        let kind: Kind
+        let id: String
+        let title: String?
+        /// The note's new tag (quoted); nil when deleted, or when the note can't be read.
+        let etag: String?
+        let url: String?
+
+        private enum CodingKeys: String, CodingKey { case kind, id, title, etag, url }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(kind.rawValue, forKey: .kind)
+            try container.encode(id, forKey: .id)
+            try container.encode(title, forKey: .title)
+            try container.encode(etag, forKey: .etag)
+            try container.encode(url, forKey: .url)
+        }
+    }
+
+    /// What a subscriber receives.
+    enum Message: Sendable {
+        case event(Event)
+        /// Nothing happened for a while: a comment keeps proxies and the browser's connection open.
+        case heartbeat
+    }
+
+    /// Where a subscriber starts.
+    enum Start: Sendable {
+        /// After these journal events (empty: it is up to date).
+        case replay([Event])
+        /// Its cursor is of another epoch or older than the journal: it must list again.
+        case reset
+    }
+
+    /// This process's epoch: 8 hex digits.
+    nonisolated let epoch: String
+    /// How many events are kept for clients that reconnect.
+    nonisolated let capacity: Int
+    /// How many messages a slow subscriber may have waiting before it is dropped (it reconnects
+    /// and catches up from the journal).
+    nonisolated let subscriberBuffer: Int
+
+    private var sequence: UInt64 = 0
+    private var journal: [Event] = []
+    private var journalStart = 0
+    /// The last tag published per note id ("deleted" after a deletion).
+    private var lastState: [String: String] = [:]
+    private var subscribers: [UUID: AsyncStream<Message>.Continuation] = [:]
+    private var finished = false
+
+    init(capacity: Int = 10_000, subscriberBuffer: Int = 1_000) {
+        epoch = String(format: "%08x", UInt32.random(in: 0...UInt32.max))
+        self.capacity = capacity
+        self.subscriberBuffer = subscriberBuffer
+    }
+
+    /// The id of an event: `EPOCH:SEQ`.
+    nonisolated func identifier(of event: Event) -> String { "\(epoch):\(event.sequence)" }
+
+    /// The id of the feed's current position (a client that connects is primed with it).
+    var position: String { "\(epoch):\(sequence)" }
+
+    /// How many clients listen now.
+    var subscriberCount: Int { subscribers.count }
+
+    /// Publishes a note's new state, unless it is the state last published for it.
+    func publish(_ kind: Kind, id: String, title: String?, etag: String?) {
+        let state = etag ?? "unreadable"
+        guard lastState[id] != state else { return }
+        // A note never seen before but already known to the feed as created stays "changed".
+        let kind = kind == .created && lastState[id] != nil && lastState[id] != "deleted" ? .changed : kind
+        lastState[id] = state
+        append(Event(sequence: sequence + 1, kind: kind, id: id, title: title, etag: etag, url: APIPath.note(id)))
+    }
+
+    /// Publishes a note's new state as the API shows it.
+    func publish(_ kind: Kind, note: NoteResource) {
+        publish(kind, id: note.id, title: note.title, etag: note.etag.isEmpty ? nil : note.etag)
+    }
+
+    /// Publishes a deletion, unless it was published already.
+    func publishDeletion(id: String, title: String?) {
+        guard lastState[id] != "deleted" else { return }
+        lastState[id] = "deleted"
+        append(Event(sequence: sequence + 1, kind: .deleted, id: id, title: title, etag: nil, url: nil))
+    }
+
+    /// Remembers a note's current tag without publishing it (the state the feed starts from).
+    func assume(id: String, etag: String?) {
+        lastState[id] = etag ?? "unreadable"
+    }
+
+    private func append(_ event: Event) {
+        sequence = event.sequence
+        journal.append(event)
+        if journal.count - journalStart > capacity {
+            journalStart += 1
+            if journalStart > capacity {
+                journal.removeFirst(journalStart)
+                journalStart = 0
+            }
+        }
+        for (token, continuation) in subscribers {
+            if case .dropped = continuation.yield(.event(event)) {
+                // Too slow: it is dropped, and catches up from the journal when it reconnects.
+                continuation.finish()
+                subscribers[token] = nil
+            }
+        }
+    }
+
+    /// Subscribes a client whose last event was `cursor` (`EPOCH:SEQ`; nil for a new client):
+    /// live events from now, and what it missed.
+    func subscribe(after cursor: String?) -> (token: UUID, start: Start, stream: AsyncStream<Message>) {
+        let (stream, continuation) = AsyncStream.makeStream(of: Message.self, bufferingPolicy: .bufferingOldest(subscriberBuffer))
+        let token = UUID()
+        if finished {
+            continuation.finish()
+        } else {
+            subscribers[token] = continuation
+        }
+        return (token, start(after: cursor), stream)
+    }
+
+    private func start(after cursor: String?) -> Start {
+        guard let cursor, !cursor.isEmpty else { return .replay([]) }
+        let parts = cursor.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts[0] == epoch, let seen = UInt64(parts[1]), seen <= sequence else { return .reset }
+        let kept = journal[journalStart...]
+        if let first = kept.first, seen + 1 < first.sequence { return .reset }
+        return .replay(kept.filter { $0.sequence > seen })
+    }
+
+    func unsubscribe(_ token: UUID) {
+        subscribers.removeValue(forKey: token)?.finish()
+    }
+
+    /// Sends every subscriber a heartbeat.
+    func heartbeat() {
+        for continuation in subscribers.values { continuation.yield(.heartbeat) }
+    }
+
+    /// Ends every subscriber's stream (at shutdown); later subscribers end at once.
+    func finishAll() {
+        finished = true
+        for continuation in subscribers.values { continuation.finish() }
+        subscribers = [:]
+    }
+}

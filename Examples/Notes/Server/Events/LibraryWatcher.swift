@@ -1,0 +1,99 @@
+import DocumentKit
+import Foundation
+import ServiceLifecycle
+import Synchronization
+
+/// Feeds the library's changes into the ``EventHub``: the index's update batches (every note
+/// added, removed, changed or moved, by this process or any other, coordinated or not), each
+/// note with its tag now. A burst of file events (a save) makes the index look once it is over.
+/// Also sends the hub's heartbeats.
+struct LibraryWatcher: Service {
+    let api: NotesAPI
+    /// How often subscribers get a heartbeat.
+    let heartbeat: Duration
+
+    func run() async throws {
+        let hub = api.events
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask {
+                while !Task.isCancelled && !Task.isShuttingDownGracefully {
+                    try? await Task.sleep(for: heartbeat)
+                    await hub.heartbeat()
+                }
+            }
+            if let index = api.library.index {
+                group.addTask {
+                    do { try await follow(index) } catch is CancellationError {}
+                }
+            }
+            // Returns at shutdown (or when cancelled): either way the feed ends.
+            try? await gracefulShutdown()
+            await hub.finishAll()
+            group.cancelAll()
+        }
+    }
+
+    /// Publishes the notes in the index's batches until cancelled.
+    private func follow(_ index: DocumentIndex) async throws {
+        let library = api.library
+        let events = library.coordinator.namespace.events(for: library.url)
+        var batches = index.updates().makeAsyncIterator()
+        // The gathering batch: the notes as they are now, the feed's starting state.
+        if let first = try await batches.next() {
+            for entry in first.added where NotesLibrary.isNote(entry) {
+                if let id = Self.identifier(entry) { await api.events.assume(id: id, etag: api.tag(at: entry.url)?.description) }
+            }
+        }
+        let count = EventCounter()
+        let counting = Task { for await _ in events { count.add() } }
+        let nudges = Task {
+            var (refreshed, previous): (UInt64, UInt64) = (0, 0)
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(50))
+                let now = count.value
+                if now != refreshed && now == previous {
+                    refreshed = now
+                    _ = try? await index.refresh()
+                }
+                previous = now
+            }
+        }
+        defer {
+            counting.cancel()
+            nudges.cancel()
+        }
+        while let batch = try await batches.next() {
+            await publish(batch)
+        }
+    }
+
+    private func publish(_ batch: IndexBatch) async {
+        let hub = api.events
+        for entry in batch.removed where NotesLibrary.isNote(entry) {
+            if let id = Self.identifier(entry) { await hub.publishDeletion(id: id, title: entry.key) }
+        }
+        for move in batch.moved {
+            if NotesLibrary.isNote(move.from), !NotesLibrary.isNote(move.to), let id = Self.identifier(move.from) {
+                await hub.publishDeletion(id: id, title: move.from.key)
+            }
+        }
+        let touched = batch.added.map { ($0, EventHub.Kind.created) } + batch.changed.map { ($0, .changed) }
+            + batch.moved.map { ($0.to, NotesLibrary.isNote($0.from) ? EventHub.Kind.changed : .created) }
+        for (entry, kind) in touched where NotesLibrary.isNote(entry) && ConflictCopyName(parsing: entry.relativePath) == nil {
+            guard let id = Self.identifier(entry) else { continue }
+            await hub.publish(kind, id: id, title: entry.key, etag: api.tag(at: entry.url)?.description)
+        }
+    }
+
+    /// A note's id as the API gives it: its document identifier, upper-case.
+    static func identifier(_ entry: IndexEntry) -> String? {
+        entry.documentIdentifier.map { UUID(uuidString: $0)?.uuidString ?? $0 }
+    }
+}
+
+/// How many file events the library folder gave: the index looks again when it stops growing.
+private final class EventCounter: Sendable {
+    private let count = Mutex<UInt64>(0)
+    func add() { count.withLock { $0 += 1 } }
+    var value: UInt64 { count.withLock { $0 } }
+}

@@ -1,0 +1,49 @@
+import DocumentKit
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+/// `notes serve`'s HTTP server over one library: the JSON API under `/api`, the change feed,
+/// the OpenAPI document and the web page, on Hummingbird 2.
+///
+/// SIGTERM or SIGINT: the server stops accepting, the event streams end, requests in flight
+/// finish (each write is acknowledged only once saved), then the library's index is closed and
+/// the process exits 0.
+struct NotesServer {
+    let api: NotesAPI
+    let host: String
+    let port: Int
+    /// How often the event streams get a heartbeat comment.
+    var heartbeat: Duration = .seconds(15)
+
+    /// The router with every route.
+    func makeRouter() -> (Router<BasicRequestContext>, APIRoutes) {
+        let router = Router(context: BasicRequestContext.self, options: .autoGenerateHeadEndpoints)
+        router.add(middleware: APIErrorMiddleware())
+        let routes = APIRoutes(router: router)
+        routes.addNoteRoutes(api)
+        routes.addEventRoutes(api)
+        routes.addMethodNotAllowed()
+        return (router, routes)
+    }
+
+    /// Serves until SIGTERM or SIGINT; `ready` is called with the port once it listens.
+    func run(ready: @escaping @Sendable (Int) -> Void) async throws {
+        var logger = Logger(label: "notes.serve")
+        logger.logLevel = ProcessInfo.processInfo.environment["NOTES_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
+        let (router, _) = makeRouter()
+        let app = Application(
+            router: router,
+            configuration: .init(address: .hostname(host, port: port), serverName: "notes"),
+            services: [LibraryWatcher(api: api, heartbeat: heartbeat)],
+            onServerRunning: { channel in ready(channel.localAddress?.port ?? port) },
+            logger: logger)
+        var configuration = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        configuration.maximumGracefulShutdownDuration = .seconds(20)
+        configuration.maximumCancellationDuration = .seconds(5)
+        try await ServiceGroup(configuration: configuration).run()
+        await api.library.index?.close()
+    }
+}
