@@ -17,6 +17,7 @@ demo:
 ## needs the two cores of a CI machine to themselves.
 test:
 	@Scripts/bootstrap.sh test
+	@Scripts/test-python.sh >/dev/null
 	$(SWIFT) build $(BUILD_FLAGS) --build-tests
 	$(SWIFT) test $(BUILD_FLAGS) --skip-build --no-parallel 2>&1 | tee .build/test.log; \
 	status=$${PIPESTATUS[0]}; \
@@ -39,7 +40,7 @@ build:
 
 ## make bench: the benchmarks, in release mode (not part of the tests).
 bench:
-	@Scripts/bootstrap.sh demo
+	@Scripts/bootstrap.sh bench
 	$(SWIFT) run -c release docbench all
 
 ## make docs: the DocC catalog of DocumentKit and the modules it re-exports, combined into one

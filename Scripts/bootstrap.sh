@@ -17,7 +17,11 @@ have_pkgconfig sqlite3 || missing+=(libsqlite3-dev)
 # for the archive interoperability tests (Tests/DocumentArchiveTests/ArchiveInteroperabilityTests.swift),
 # the other tools that make and check archives: bsdtar (libarchive-tools), Info-ZIP's zip and unzip,
 # Python's zipfile (python3), and the zstd and xz programs GNU tar calls for --zstd and -J.
-test_packages=(syncthing libarchive-tools zip unzip python3 zstd xz-utils)
+# For `notes serve`'s tests: Debian's chromium (the web page, headless), python3-venv (schemathesis,
+# from PyPI, in a virtual environment under .build: see Scripts/test-python.sh).
+test_packages=(syncthing libarchive-tools zip unzip python3 zstd xz-utils chromium python3-venv)
+# For `make bench`: wrk, the HTTP load generator of the server benchmark.
+if [ "$purpose" = bench ] && ! command -v wrk >/dev/null 2>&1; then missing+=(wrk); fi
 if [ "$purpose" = test ]; then
     for package in "${test_packages[@]}"; do
         dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

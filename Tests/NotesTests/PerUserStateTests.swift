@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CDispatch  // Glibc's `stat` comes through it once `notes` (with SwiftNIO) is imported by another file of these tests
 import DocumentKitTesting
 import Foundation
 import Testing

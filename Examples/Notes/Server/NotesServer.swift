@@ -24,6 +24,8 @@ struct NotesServer {
         router.add(middleware: APIErrorMiddleware())
         let routes = APIRoutes(router: router)
         routes.addNoteRoutes(api)
+        routes.addAttachmentRoutes(api)
+        routes.addVersionRoutes(api)
         routes.addEventRoutes(api)
         routes.addMethodNotAllowed()
         return (router, routes)
