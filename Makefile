@@ -4,7 +4,7 @@ SWIFT ?= swift
 # Tests and the demo share one debug build.
 BUILD_FLAGS ?=
 
-.PHONY: demo test test-young-clock build bench docs clean bootstrap
+.PHONY: demo test test-young-clock build bench soak docs clean bootstrap
 
 ## make demo: install what is missing, build, run the notes tour on a temporary library.
 demo:
@@ -42,6 +42,14 @@ build:
 bench:
 	@Scripts/bootstrap.sh bench
 	$(SWIFT) run -c release docbench all
+
+## make soak: `notes serve` under 100,000 requests over 1,000 notes with CLI and shell edits beside
+## them (release build; minutes; not part of `make test`). Fails on a 5xx, a lost acknowledged write,
+## memory growth over 10% after warm-up, or descriptors and threads that don't come back.
+soak:
+	@Scripts/bootstrap.sh demo
+	$(SWIFT) build -c release --product notes
+	python3 Scripts/soak.py --notes-binary "$$($(SWIFT) build -c release --show-bin-path)/notes"
 
 ## make docs: the DocC catalog of DocumentKit and the modules it re-exports, combined into one
 ## archive in .build/docs (a link to another module's symbol names it: ``FilePackages/FileWrapper``),

@@ -6,7 +6,7 @@ import Glibc
 import Foundation
 
 let usage = """
-    usage: docbench <save | file | coordinate | notify | roundtrip | presenters | versions | library | large-package | archive | single-file | all> [options]
+    usage: docbench <save | file | coordinate | notify | roundtrip | presenters | versions | library | large-package | archive | single-file | serve | all> [options]
 
       save   package of N files, one changed per save: DocumentKit vs full copy vs floor
       file   one file replaced: DocumentKit (durable, consistent) vs Foundation .atomic vs floor
@@ -24,6 +24,9 @@ let usage = """
                   MB/s, peak memory; then notes of 1, 1,000, 10,000 small members (not part of `all`)
       single-file a document stored as one zip file of 1, 1,000, 10,000 members of 16 KiB: a save with
                   one member changed against a full rewrite of the archive (not part of `all`)
+      serve       `notes serve` under wrk on loopback, libraries of 1 and 1,000 notes (--sizes): GET of a note
+                  vs a static file of the same size from the same server; PUT with If-Match (durable
+                  saves) vs the durable-save floor; -i sets the seconds per wrk run (default 10; not part of `all`)
       all    all of them
 
     options:
@@ -40,7 +43,7 @@ let usage = """
       --shuffled-floor        (diagnostic) raw saves link and remove in random order
                               instead of inode order
       --keep                  keep the work folder
-      --sizes LIST            library sizes for `library` (default 1,1000,10000,100000)
+      --sizes LIST            library sizes for `library` (default 1,1000,10000,100000) and `serve` (default 1,1000)
       --large-iterations K    rounds of `library` at 100,000 notes or more (default 3)
       --library-cache DIR     where `library` keeps generated libraries (default .build-bench/libraries)
       -h, --help              this text
@@ -59,6 +62,7 @@ struct Options {
     var keep = false
     var shuffledFloor = false
     var sizes = [1, 1_000, 10_000, 100_000]
+    var sizesGiven = false
     var largeIterations = 3
     var libraryCache = ".build-bench/libraries"
 }
@@ -89,7 +93,7 @@ func parse(_ arguments: [String]) -> Options {
             "roundtrip" where options.command.isEmpty, "presenters" where options.command.isEmpty,
             "versions" where options.command.isEmpty, "library" where options.command.isEmpty,
             "large-package" where options.command.isEmpty, "archive" where options.command.isEmpty,
-            "single-file" where options.command.isEmpty:
+            "single-file" where options.command.isEmpty, "serve" where options.command.isEmpty:
             options.command = argument
         case "-i", "--iterations": options.iterations = number(argument, minimum: 1)
         case "--file-iterations": options.fileIterations = number(argument, minimum: 1)
@@ -100,6 +104,7 @@ func parse(_ arguments: [String]) -> Options {
         case "-w", "--work-dir": options.workDirectory = value(argument)
         case "--keep": options.keep = true
         case "--sizes":
+            options.sizesGiven = true
             options.sizes = value(argument).split(separator: ",").map { text in
                 guard let n = Int(text.replacingOccurrences(of: "_", with: "")), (1...999_999).contains(n) else {
                     fail("--sizes: “\(text)” is not a library size from 1 to 999,999")
@@ -192,6 +197,9 @@ do {
     }
     if options.command == "archive" {
         try measure(ArchiveBench(rounds: options.iterations ?? 5, sizes: [1, 1_000, 10_000], work: work))
+    }
+    if options.command == "serve" {
+        try measure(ServeBench(sizes: options.sizesGiven ? options.sizes : [1, 1_000], seconds: options.iterations ?? 10, work: work))
     }
     if options.command == "single-file" {
         try measure(SingleFileBench(sizes: [1, 1_000, 10_000], memberSize: 16 << 10, rounds: options.iterations ?? 5, work: work))

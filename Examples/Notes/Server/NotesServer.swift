@@ -17,15 +17,20 @@ struct NotesServer {
     let port: Int
     /// How often the event streams get a heartbeat comment.
     var heartbeat: Duration = .seconds(15)
+    /// A folder whose files are served as they are at `/bench/NAME` (`docbench serve`'s floor).
+    var staticFolder: String?
 
     /// The router with every route.
     func makeRouter() -> (Router<BasicRequestContext>, APIRoutes) {
         let router = Router(context: BasicRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: APIErrorMiddleware())
+        if let staticFolder { router.add(middleware: FileMiddleware(staticFolder, urlBasePath: "/bench")) }
         let routes = APIRoutes(router: router)
         routes.addNoteRoutes(api)
         routes.addAttachmentRoutes(api)
         routes.addVersionRoutes(api)
+        routes.addOpenAPIRoutes()
+        routes.addWebRoutes()
         routes.addEventRoutes(api)
         routes.addMethodNotAllowed()
         return (router, routes)

@@ -40,11 +40,11 @@ extension APIRoutes {
         add(.get, "/api/notes/{id}") { request, context in
             let id = try request.parameter("id", context)
             let noneMatch = try request.condition(.ifNoneMatch)
-            let (note, tag) = try await api.note(id)
-            if let tag, noneMatch?.matchesWeakly(tag) == true { return JSONResponse.notModified(tag) }
+            let note = try await api.noteResponse(id)
+            if let tag = note.tag, noneMatch?.matchesWeakly(tag) == true { return JSONResponse.notModified(tag) }
             var headers: HTTPFields = [:]
             if note.conflicts > 0 { headers[.conflicts] = "\(note.conflicts)" }
-            return try JSONResponse.make(note, tag: tag, headers: headers)
+            return JSONResponse.make(json: note.body, tag: note.tag, headers: headers)
         }
 
         add(.put, "/api/notes/{id}") { request, context in

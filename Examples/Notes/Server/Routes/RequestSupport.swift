@@ -53,12 +53,16 @@ enum JSONResponse {
     static func make(
         _ value: some Encodable, status: HTTPResponse.Status = .ok, tag: EntityTag? = nil, headers extra: HTTPFields = [:]
     ) throws -> Response {
+        make(json: try JSONCoding.encoder.encode(value), status: status, tag: tag, headers: extra)
+    }
+
+    /// A response of JSON already encoded.
+    static func make(json data: Data, status: HTTPResponse.Status = .ok, tag: EntityTag? = nil, headers extra: HTTPFields = [:]) -> Response {
         var headers = extra
         headers[.contentType] = "application/json; charset=utf-8"
         // A proxy must not recompress the body and weaken the strong tag.
         headers[.cacheControl] = "no-cache, no-transform"
         if let tag { headers[.eTag] = tag.description }
-        let data = try JSONCoding.encoder.encode(value)
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
     }
 

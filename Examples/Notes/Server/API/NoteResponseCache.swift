@@ -1,0 +1,109 @@
+import DocumentKit
+import Foundation
+import Synchronization
+
+/// The bodies of `GET /api/notes/{id}`, kept while the note's files are as they were: a GET
+/// whose note is unchanged costs a `stat` of each of the note's files and of its folder in the
+/// version store, not a coordinated read, a read of every member and a listing of its versions.
+///
+/// A response is kept only when the note's stamp (the identities — device, inode, size,
+/// modification time — of the package and of everything in it, and of its folder in the version
+/// store) was the same before and after it was read; any change to any file of the note, by
+/// this process or another, coordinated or not, changes the stamp and the next GET reads it
+/// again. What it can't see: a conflict version marked resolved by another process without a
+/// change to the note (its count in the response stays until the note changes).
+final class NoteResponseCache: Sendable {
+    struct Entry: Sendable {
+        let stamp: String
+        let url: URL
+        let body: Data
+        let tag: EntityTag?
+        let conflicts: Int
+    }
+
+    private struct State {
+        var entries: [String: Entry] = [:]
+        var order: [String] = []
+        var bytes = 0
+    }
+
+    private let state = Mutex(State())
+    /// At most this many responses, and this many bytes of them, are kept.
+    let capacity: Int
+    let byteLimit: Int
+
+    init(capacity: Int = 4096, byteLimit: Int = 64 << 20) {
+        self.capacity = capacity
+        self.byteLimit = byteLimit
+    }
+
+    /// The response kept for `id`, if its note still has the stamp it was kept with.
+    func response(for id: String, stamp: (URL) -> String?) -> Entry? {
+        guard let entry = state.withLock({ $0.entries[id] }) else { return nil }
+        guard let now = stamp(entry.url), now == entry.stamp else {
+            remove(id)
+            return nil
+        }
+        return entry
+    }
+
+    func keep(_ entry: Entry, for id: String) {
+        guard entry.body.count <= byteLimit / 16 else { return }
+        state.withLock { state in
+            if let old = state.entries.updateValue(entry, forKey: id) {
+                state.bytes -= old.body.count
+            } else {
+                state.order.append(id)
+            }
+            state.bytes += entry.body.count
+            // Oldest first out (FIFO by first keeping: cheap, and bounded).
+            while state.entries.count > capacity || state.bytes > byteLimit, !state.order.isEmpty {
+                let oldest = state.order.removeFirst()
+                if let gone = state.entries.removeValue(forKey: oldest) { state.bytes -= gone.body.count }
+            }
+        }
+    }
+
+    func remove(_ id: String) {
+        state.withLock { state in
+            if let gone = state.entries.removeValue(forKey: id) {
+                state.bytes -= gone.body.count
+                state.order.removeAll { $0 == id }
+            }
+        }
+    }
+
+    var count: Int { state.withLock { $0.entries.count } }
+}
+
+extension NotesAPI {
+    /// The stamp of the note `id` at `url`: its files' identities and its version-store folder's.
+    func stamp(of url: URL, id: String) -> String? {
+        guard let members = ItemState.ofItem(at: url, includingMembers: true)?.members else { return nil }
+        let folder = library.store.url.appendingPathComponent("documents")
+            .appendingPathComponent(VersionStore.documentFolderName(forIdentifier: id))
+        var info = stat()
+        let store = lstat(folder.path, &info) == 0 ? "\(info.st_ino)|\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)|\(info.st_size)" : "-"
+        return members + "\n" + store
+    }
+
+    /// The body of `GET /api/notes/{id}` and the note's tag: kept, or read and kept.
+    func noteResponse(_ id: String) async throws -> NoteResponseCache.Entry {
+        let canonical = UUID(uuidString: id)?.uuidString ?? id
+        if let kept = responses.response(for: canonical, stamp: { stamp(of: $0, id: canonical) }) { return kept }
+        let url = try await locate(id)
+        return try await library.coordinator.coordinate(with: [.readingIntent(with: url)]) { granted in
+            let place = granted[0].url
+            let before = stamp(of: place, id: canonical)
+            let tag = tag(at: place)
+            let document: NoteDocument
+            do throws(DocumentKitError) { document = try await library.open(place) } catch { throw NotesError(error, note: id) }
+            guard document.content.documentIdentifier.uuidString == canonical else { throw APIError.noSuchNote(id) }
+            let resource = resource(of: document, at: place, tag: tag)
+            let entry = NoteResponseCache.Entry(
+                stamp: before ?? "", url: place, body: try JSONCoding.encoder.encode(resource), tag: tag, conflicts: resource.conflicts)
+            if let before, before == stamp(of: place, id: canonical) { responses.keep(entry, for: canonical) }
+            return entry
+        }
+    }
+}
