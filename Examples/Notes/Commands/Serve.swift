@@ -17,6 +17,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The port to listen on (0: any free port).") var port = 8080
     @Option(help: "The largest JSON body accepted, in bytes.") var maxBodyBytes = 1 << 20
     @Option(help: "The largest attachment upload accepted, in bytes.") var maxAttachmentBytes = 256 << 20
+    @Option(help: "The most connections open at once (more wait to be accepted).") var maxConnections = 512
     /// For `docbench serve`: the floor of a GET, static files of FOLDER served at /bench/NAME by
     /// Hummingbird's FileMiddleware in the same server.
     @Option(name: .customLong("bench-static"), help: ArgumentHelp("Serve FOLDER's files at /bench/ (for docbench serve).", visibility: .hidden))
@@ -24,7 +25,7 @@ struct Serve: AsyncParsableCommand {
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535.") }
-        guard maxBodyBytes > 0, maxAttachmentBytes >= 0 else { throw ValidationError("The limits must be positive.") }
+        guard maxBodyBytes > 0, maxAttachmentBytes >= 0, maxConnections > 0 else { throw ValidationError("The limits must be positive.") }
     }
 
     func run() async throws {
@@ -35,6 +36,7 @@ struct Serve: AsyncParsableCommand {
             limits.maxAttachmentBytes = maxAttachmentBytes
             var server = NotesServer(api: NotesAPI(library: library, events: EventHub(), limits: limits), host: host, port: port)
             server.staticFolder = benchStatic
+            server.maximumConnections = maxConnections
             if let text = ProcessInfo.processInfo.environment["NOTES_SSE_HEARTBEAT_MS"], let milliseconds = Int(text), milliseconds > 0 {
                 server.heartbeat = .milliseconds(milliseconds)
             }

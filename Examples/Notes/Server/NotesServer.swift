@@ -1,6 +1,7 @@
 import DocumentKit
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import ServiceLifecycle
 import UnixSignals
@@ -17,6 +18,9 @@ struct NotesServer {
     let port: Int
     /// How often the event streams get a heartbeat comment.
     var heartbeat: Duration = .seconds(15)
+    /// At most this many connections are open at once (the rest wait in the listen backlog):
+    /// the server's descriptors stay bounded whatever the load.
+    var maximumConnections = 512
     /// A folder whose files are served as they are at `/bench/NAME` (`docbench serve`'s floor).
     var staticFolder: String?
 
@@ -43,7 +47,9 @@ struct NotesServer {
         let (router, _) = makeRouter()
         let app = Application(
             router: router,
-            configuration: .init(address: .hostname(host, port: port), serverName: "notes"),
+            configuration: .init(
+                address: .hostname(host, port: port), serverName: "notes",
+                availableConnectionsDelegate: MaximumAvailableConnections(maximumConnections)),
             services: [LibraryWatcher(api: api, heartbeat: heartbeat)],
             onServerRunning: { channel in ready(channel.localAddress?.port ?? port) },
             logger: logger)
