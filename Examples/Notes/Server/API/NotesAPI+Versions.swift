@@ -6,7 +6,8 @@ extension NotesAPI {
     /// The versions of the note `id`: the current one first, then the others newest first.
     func versions(of id: String, conflictsOnly: Bool = false) async throws -> [VersionResource] {
         let url = try await locate(id)
-        let listing = try library.versions(of: url, title: id, reportingProblems: false)
+        let library = library
+        let listing = try await BlockingWork.run { try library.versions(of: url, title: id, reportingProblems: false) }
         var versions = (listing.current.map { [$0] } ?? []) + listing.others.sorted {
             ($0.modificationDate ?? .distantPast, $0.persistentIdentifier) > ($1.modificationDate ?? .distantPast, $1.persistentIdentifier)
         }

@@ -107,15 +107,17 @@ extension NotesAPI {
         let title: String? = try await write(id, opening: false, options: .forDeleting) { place, _, current in
             _ = try Self.check(condition, current: current, id: id)
             let title = NotesLibrary.manifest(ofPackageAt: place)?.additionalFields["title"]?.stringValue
-            do throws(DocumentKitError) {
-                // Inside this coordination: a store that doesn't coordinate again.
-                let inside = VersionStore(
-                    libraryURL: libraryURL, manifestName: NoteFormat.manifestName, durability: store.durability,
-                    syncEngines: store.syncEngines)
-                try inside.addVersion(ofItemAt: place, origin: .added)
-                try FileItem.remove(at: place)
-            } catch {
-                throw NotesError(error, note: id)
+            try await BlockingWork.run {
+                do throws(DocumentKitError) {
+                    // Inside this coordination: a store that doesn't coordinate again.
+                    let inside = VersionStore(
+                        libraryURL: libraryURL, manifestName: NoteFormat.manifestName, durability: store.durability,
+                        syncEngines: store.syncEngines)
+                    try inside.addVersion(ofItemAt: place, origin: .added)
+                    try FileItem.remove(at: place)
+                } catch {
+                    throw NotesError(error, note: id)
+                }
             }
             return title
         }

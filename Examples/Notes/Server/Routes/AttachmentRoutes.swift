@@ -80,10 +80,11 @@ extension APIRoutes {
             guard total <= limit else {
                 throw APIError(.contentTooLarge, "bodyTooLarge", "the attachment is larger than \(limit) bytes (--max-attachment-bytes)")
             }
-            try buffer.withUnsafeReadableBytes { bytes in
+            let bytes = Array(buffer.readableBytesView)
+            try await BlockingWork.run {
                 var done = 0
                 while done < bytes.count {
-                    let written = write(descriptor, bytes.baseAddress! + done, bytes.count - done)
+                    let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + done, bytes.count - done) }
                     if written < 0 {
                         if errno == EINTR { continue }
                         throw Self.writeError(errno)
@@ -92,7 +93,9 @@ extension APIRoutes {
                 }
             }
         }
-        guard fsync(descriptor) == 0 else { throw Self.writeError(errno) }
+        try await BlockingWork.run {
+            guard fsync(descriptor) == 0 else { throw Self.writeError(errno) }
+        }
     }
 
     private static func writeError(_ code: Int32) -> APIError {
