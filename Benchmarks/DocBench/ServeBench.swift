@@ -43,7 +43,8 @@ final class ServeBench: Benchmark {
 
     func run() throws -> [Row] {
         let notes = try ChildProcess.sibling(named: "notes")
-        guard let wrk = ["/usr/bin/wrk", "/usr/local/bin/wrk"].first(where: { access($0, X_OK) == 0 }) else {
+        let candidates: [String] = ["/usr/bin/wrk", "/usr/local/bin/wrk"]
+        guard let wrk = candidates.first(where: { path in access(path, X_OK) == 0 }) else {
             throw BenchError(description: "wrk is missing: `Scripts/bootstrap.sh bench` installs it (apt-get install wrk)")
         }
         var rows: [Row] = []
@@ -75,7 +76,7 @@ final class ServeBench: Benchmark {
         guard !ids.isEmpty else { throw BenchError(description: "the library lists no notes") }
         // The note GET, and a static file of the same size beside it.
         let probe = try server.fetch("/api/notes/\(ids[ids.count / 2])")
-        FileManager.default.createFile(atPath: staticFolder + "/static.json", contents: Data(repeating: UInt8(ascii: "x"), count: probe.body.count))
+        try Data(repeating: UInt8(ascii: "x"), count: probe.body.count).write(to: URL(fileURLWithPath: staticFolder + "/static.json"))
         var row = Row(notes: size, bodyBytes: probe.body.count)
         // GETs spread over the notes (at most 1,000 of them): the first connection's note is not the whole story.
         let getScript = try writeScript(folder.path + "/get.lua", ids: ids, method: "GET")
