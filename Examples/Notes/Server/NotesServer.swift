@@ -33,8 +33,6 @@ struct NotesServer {
         routes.addNoteRoutes(api)
         routes.addAttachmentRoutes(api)
         routes.addVersionRoutes(api)
-        routes.addOpenAPIRoutes()
-        routes.addWebRoutes()
         routes.addEventRoutes(api)
         routes.addMethodNotAllowed()
         return (router, routes)
