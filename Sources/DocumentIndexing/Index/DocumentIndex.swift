@@ -188,7 +188,11 @@ public actor DocumentIndex {
     /// The entries of the document `identifier`: more than one when copies share it.
     public func entries(withDocumentIdentifier identifier: String) -> [IndexEntry] {
         if let found = query("WHERE identifier = ?", [identifier]) { return found }
-        return entries.filter { $0.documentIdentifier == identifier }
+        if !isLoaded { _ = try? refreshNow() }
+        // Compared in the records' compact form: only the matches become entries (a long-running
+        // process asks this for every request about a document).
+        let wanted = CompactIdentifier(identifier)
+        return snapshot.records.values.filter { $0.identifier == wanted }.map(\.entry).sorted { $0.relativePath < $1.relativePath }
     }
 
     /// The entry at `path` relative to the library, if there is one.
