@@ -131,7 +131,7 @@ struct ServerAttachmentTests {
     @Test func aNameWithDotsSpacesAndUnicodeIsAnOrdinaryAttachment() async throws {
         let served = try await ServedLibrary.start()
         let made = try await served.server.create("Trip")
-        let name = "Plan v2.0 ünd ….txt"
+        let name = "Plan v2.0 100% ünd ….txt"
         let path = "/api/notes/\(made.id)/attachments/\(APIPathEncoding.encode(name))"
         let put = try await served.server.request("PUT", path, headers: ["If-Match": made.etag], body: Data("plan".utf8))
         #expect(put.status == 200, "\(put.text)")

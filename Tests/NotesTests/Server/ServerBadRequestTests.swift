@@ -83,10 +83,15 @@ struct ServerBadRequestTests {
         let tooLarge = try await LoopbackHTTP.raw(port: server.port, chunked)
         Self.expectJSONError(tooLarge, 413...413)
         // Invalid percent-encoding in the path.
-        for path in ["/api/notes/%ZZ", "/api/notes/%", "/api/notes/\(made.id)/attachments/%E0%A4", "/api/notes/%00"] {
+        for path in ["/api/notes/%ZZ", "/api/notes/%", "/api/notes/\(made.id)/attachments/%E0%A4", "/api/notes/\(made.id)/attachments/%zz"] {
             let reply = try await Self.raw(server, "GET \(path) HTTP/1.1\r\n\(head)\r\n")
-            Self.expectJSONError(reply, 400...404)
+            Self.expectJSONError(reply, 400...400)
         }
+        Self.expectJSONError(try await Self.raw(server, "GET /api/notes/%00 HTTP/1.1\r\n\(head)\r\n"), 404...404)
+        // Not a name for an attachment either: `%` is sent as %25.
+        let upload = try await Self.raw(
+            server, "PUT /api/notes/\(made.id)/attachments/100%ZZ HTTP/1.1\r\n\(head)If-Match: \(made.etag)\r\nContent-Length: 1\r\n\r\nx")
+        Self.expectJSONError(upload, 400...400)
         // An If-Match that isn't one, and a Last-Event-ID that isn't one.
         let garbled = try await Self.raw(
             server, "DELETE /api/notes/\(made.id) HTTP/1.1\r\n\(head)If-Match: \u{01}\r\n\r\n")

@@ -41,10 +41,14 @@ extension Request {
         return try JSONCoding.decoder.decode(T.self, from: data)
     }
 
-    /// The path parameter `name` (decoded); 400 if missing.
+    /// The path parameter `name` (decoded); 400 if missing, or not valid percent-encoded UTF-8
+    /// (taken as it is, `%ZZ` would be a second name for the attachment `%25ZZ` names).
     func parameter(_ name: String, _ context: some RequestContext) throws -> String {
         guard let value = context.parameters.get(name) else { throw APIError.badRequest("missing \(name) in the path") }
-        return value.removingPercentEncoding ?? value
+        guard let decoded = value.removingPercentEncoding else {
+            throw APIError.badRequest("the \(name) in the path is not valid percent-encoded UTF-8 (a `%` is sent as %25)")
+        }
+        return decoded
     }
 }
 
