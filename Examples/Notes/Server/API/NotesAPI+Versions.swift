@@ -6,6 +6,7 @@ extension NotesAPI {
     /// The versions of the note `id`: the current one first, then the others newest first.
     func versions(of id: String, conflictsOnly: Bool = false) async throws -> [VersionResource] {
         let url = try await locate(id)
+        await adoptConflictCopies(of: url)
         let library = library
         let listing = try await BlockingWork.run { try library.versions(of: url, title: id, reportingProblems: false) }
         var versions = (listing.current.map { [$0] } ?? []) + listing.others.sorted {
@@ -13,6 +14,13 @@ extension NotesAPI {
         }
         if conflictsOnly { versions = versions.filter(\.isUnresolvedConflict) }
         return versions.map { resource(of: $0, noteID: id) }
+    }
+
+    /// Adopts the conflict copies a sync engine left inside the note at `url` as conflict
+    /// versions, as the CLI does when it looks a note up: copies made inside a package while the
+    /// server runs change nothing the library's watch sees.
+    func adoptConflictCopies(of url: URL) async {
+        if library.adoptsConflictCopies { await library.adoptConflictCopies(names: [url.lastPathComponent]) }
     }
 
     func resource(of version: FileVersion, noteID id: String) -> VersionResource {

@@ -43,6 +43,10 @@ struct LibraryWatcher: Service {
             for entry in first.added where NotesLibrary.isNote(entry) {
                 if let id = Self.identifier(entry) { await api.events.assume(id: id, etag: api.tag(at: entry.url)?.description) }
             }
+            // Copies of members a sync engine left in the notes while no `notes` ran become conflict
+            // versions, as the CLI's first look makes them (copies of whole notes are left as they are).
+            let notes = first.added.filter { NotesLibrary.isNote($0) && ConflictCopyName(parsing: $0.relativePath) == nil }
+            if library.adoptsConflictCopies { await library.adoptConflictCopies(names: notes.map(\.relativePath)) }
         }
         let count = EventCounter()
         let counting = Task { for await _ in events { count.add() } }
