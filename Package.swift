@@ -194,7 +194,8 @@ let package = Package(
         ),
         .testTarget(
             name: "NotesTests",
-            dependencies: ["DocumentKitTesting", "notes", "dk-coordination-child"]
+            dependencies: ["DocumentKitTesting", "notes", "dk-coordination-child"],
+            exclude: ["Server/Chromium/cdp_driver.py"]
         ),
     ]
 )
