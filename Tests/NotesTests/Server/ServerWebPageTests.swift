@@ -152,7 +152,7 @@ struct ServerWebPageTests {
             _ = try await s.page.evaluate("window.notReloaded = true; 'marked'")
             let started = ContinuousClock.now
             try s.notes.ok(["edit", "Groceries", "--append", "bread from the CLI"])
-            try await s.page.wait("document.getElementById('note-body').value.includes('bread from the CLI')", timeout: 5)
+            try await s.page.wait("document.getElementById('note-body').value.includes('bread from the CLI')", timeout: 8)
             print("a CLI edit reached the open page in \(ContinuousClock.now - started)")
             #expect(try await s.value("note-body") == s.note(id).object["body"] as? String)
             #expect(try await s.page.evaluate("document.getElementById('editor').dataset.etag") == s.note(id).etag)

@@ -103,13 +103,21 @@ class Browser:
                 continue
             chunk = os.read(self.from_chrome, 1 << 20)
             if not chunk:
-                raise Failure(f"Chromium closed the DevTools pipe (exit status {self.process.poll()}); see {self.log.name}")
+                raise Failure(f"Chromium closed the DevTools pipe (exit status {self.process.poll()}): {self.log_tail()}")
             self.buffer += chunk
         message, self.buffer = self.buffer.split(b"\0", 1)
         message = json.loads(message)
         if "method" in message:
             self.record(message)
         return message
+
+    def log_tail(self):
+        """The end of what Chromium wrote on stderr (its profile goes with the test's folder)."""
+        try:
+            with open(self.log.name, "rb") as file:
+                return file.read()[-2000:].decode(errors="replace")
+        except OSError:
+            return "(no log)"
 
     def record(self, message):
         method, params = message["method"], message.get("params", {})
