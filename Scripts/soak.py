@@ -213,10 +213,16 @@ def main():
     workers = [threading.Thread(target=worker, args=(100 + i,)) for i in range(args.clients)]
     peak = dict(baseline)
     for w in workers: w.start()
+    last_report = time.time()
     while any(w.is_alive() for w in workers):
         time.sleep(1)
         now = proc_stats(server.pid)
         for key in peak: peak[key] = max(peak[key], now[key])
+        if time.time() - last_report >= 30:
+            last_report = time.time()
+            with lock:
+                done = total - warm - remaining[0]
+            print(f"soak: {done} of {total - warm} requests, {now}", flush=True)
     elapsed = time.time() - started
     stop.set()
     side.join(timeout=30)
