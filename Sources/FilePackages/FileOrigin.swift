@@ -7,10 +7,15 @@ import SystemPackage
 
 /// The directory a tree was read from, kept open so that members can be read lazily and
 /// hard-linked later without going through path strings again.
+///
+/// The descriptors are few: all the roots of the process keep at most ``TreeRootDescriptors/limit``
+/// open between them (a server holds thousands of open documents, each with its root). A root
+/// that has not been used for the longest gives its descriptors back when that limit is passed,
+/// and opens its directory again by path when next used, if it is still the same directory (its
+/// device and inode): a directory replaced or moved away since then counts as gone
+/// (`ENOENT`), as a member deleted since it was read does.
 package final class TreeRoot: Sendable {
-    /// The open directory: the package itself, or the parent directory of a single file.
-    package let directory: Descriptor
-    /// Its path when it was opened, for messages.
+    /// Its path when it was opened, for messages and for opening it again.
     package let path: String
     /// Whether the members are part of a package (so a save may hard-link them into the next
     /// version of that package). A file that was read on its own is copied instead, because
@@ -25,34 +30,175 @@ package final class TreeRoot: Sendable {
         path.split(separator: "/").contains { $0 == versionStoreFolderName }
     }
 
-    package init(directory: Descriptor, path: String, isPackage: Bool) {
-        self.directory = directory
-        self.path = path
-        self.isPackage = isPackage
+    struct Open {
+        /// The open directory (nil: given back, opened again when needed).
+        var directory: Descriptor?
+        /// The folders below the root opened so far, by their names from the root: each is
+        /// opened once (walking down without following links), not once per member read.
+        var folders: [ArraySlice<String>: Descriptor] = [:]
+        /// The directory's device and inode, learnt when it first gives its descriptor back.
+        var identity: (device: UInt64, inode: UInt64)?
+        /// The root can't check it is the same directory when opened again: it keeps its descriptors.
+        var keepsDescriptors = false
+        /// When it was last used, in ``TreeRootDescriptors``' ticks.
+        var lastUse: UInt64 = 0
+        /// How many descriptors it holds.
+        var count: Int { (directory == nil ? 0 : 1) + folders.count }
     }
 
-    /// The folders below the root opened so far, by their names from the root: each is opened
-    /// once (walking down without following links), not once per member read.
-    private let folders = Mutex<[ArraySlice<String>: Descriptor]>([:])
+    let open: Mutex<Open>
+    /// The calls that opened it, and open it again.
+    private let fileSystem: FileSystem
+
     /// At most this many folders are kept open; members of others open their folder each time.
     private static let keptFolderLimit = 64
+
+    package init(directory: Descriptor, path: String, isPackage: Bool, fileSystem: FileSystem = .live) {
+        self.path = path
+        self.isPackage = isPackage
+        self.fileSystem = fileSystem
+        self.open = Mutex(Open(directory: directory))
+        TreeRootDescriptors.shared.opened(self, count: 1)
+    }
+
+    deinit { TreeRootDescriptors.shared.closed(self) }
 
     /// Calls `body` with the open folder `components` below the root. The folder is opened
     /// once and kept (up to 64 folders; beyond, it is opened and closed around `body`).
     package func withFolder<T>(
         _ components: ArraySlice<String>, using fileSystem: FileSystem, _ body: (CInt) throws(Errno) -> T
     ) throws(Errno) -> T {
-        if components.isEmpty { return try body(directory.rawValue) }
-        if let kept = folders.withLock({ $0[components] }) { return try body(kept.rawValue) }
+        let directory = try currentDirectory(using: fileSystem)
+        if components.isEmpty { return try withExtendedLifetime(directory) { () throws(Errno) -> T in try body(directory.rawValue) } }
+        if let kept = open.withLock({ $0.folders[components] }) { return try withExtendedLifetime(kept) { () throws(Errno) -> T in try body(kept.rawValue) } }
         let descriptor = Descriptor(owning: try openDirectory(components, from: directory.rawValue, using: fileSystem))
-        let kept = folders.withLock { folders -> Descriptor? in
-            if let other = folders[components] { return other }
-            guard folders.count < Self.keptFolderLimit else { return nil }
-            folders[components] = descriptor
+        let kept = open.withLock { open -> Descriptor? in
+            if let other = open.folders[components] { return other }
+            guard open.folders.count < Self.keptFolderLimit, open.directory != nil else { return nil }
+            open.folders[components] = descriptor
             return descriptor
         }
+        if kept === descriptor { TreeRootDescriptors.shared.opened(self, count: 1) }
         // The descriptor used is kept by the root, or (not kept) lives until `body` returns.
         return try withExtendedLifetime(descriptor) { () throws(Errno) -> T in try body((kept ?? descriptor).rawValue) }
+    }
+
+    /// The root's directory, opened again (and checked to be the same one) if it was given back.
+    private func currentDirectory(using fileSystem: FileSystem) throws(Errno) -> Descriptor {
+        let (directory, identity) = open.withLock { open in
+            open.lastUse = TreeRootDescriptors.shared.tick()
+            return (open.directory, open.identity)
+        }
+        if let directory { return directory }
+        let fd = try fileSystem.open(path, in: AT_FDCWD, flags: O_RDONLY | O_DIRECTORY)
+        let reopened = Descriptor(owning: fd)
+        let status = try fileSystem.status(of: fd, name: path)
+        guard let identity, status.device == identity.device, status.inode == identity.inode else {
+            throw .noSuchFileOrDirectory  // another directory by that name now: the one read is gone from there
+        }
+        let kept = open.withLock { open -> Descriptor in
+            if let other = open.directory { return other }
+            open.directory = reopened
+            return reopened
+        }
+        if kept === reopened { TreeRootDescriptors.shared.opened(self, count: 1) }
+        return kept
+    }
+
+    /// Gives the descriptors back, unless one is in use or the directory's identity can't be
+    /// learnt; how many it gave back.
+    func giveBackDescriptors() -> Int {
+        open.withLock { open -> Int in
+            guard !open.keepsDescriptors, var directory = open.directory else { return 0 }
+            open.directory = nil
+            var folders = Array(open.folders)
+            open.folders = [:]
+            // Referenced elsewhere: a read or a save uses it now (or holds it for its swap).
+            var inUse = !isKnownUniquelyReferenced(&directory)
+            for index in folders.indices where !inUse { inUse = !isKnownUniquelyReferenced(&folders[index].value) }
+            if !inUse && open.identity == nil {
+                if let status = try? fileSystem.status(of: directory.rawValue, name: path) {
+                    open.identity = (status.device, status.inode)
+                } else {
+                    open.keepsDescriptors = true
+                    inUse = true
+                }
+            }
+            guard !inUse else {
+                open.directory = directory
+                open.folders = Dictionary(uniqueKeysWithValues: folders)
+                return 0
+            }
+            return 1 + folders.count
+        }
+    }
+}
+
+/// Counts the descriptors every ``TreeRoot`` of the process holds, and makes the roots used least
+/// recently give theirs back when there are more than ``limit``.
+package final class TreeRootDescriptors: Sendable {
+    package static let shared = TreeRootDescriptors()
+
+    /// How many descriptors the roots of the process hold at most between them (more only while in use).
+    package static let limit = 128
+
+    private struct State {
+        var clock: UInt64 = 0
+        var roots: [ObjectIdentifier: (root: Weak, count: Int)] = [:]
+        var total = 0
+    }
+
+    private struct Weak: @unchecked Sendable {
+        // @unchecked: a weak reference to a Sendable class, only read under the lock.
+        weak var root: TreeRoot?
+    }
+
+    private let state = Mutex(State())
+
+    /// How many descriptors the roots hold now.
+    package var count: Int { state.withLock { $0.total } }
+
+    func tick() -> UInt64 {
+        state.withLock { state in
+            state.clock += 1
+            return state.clock
+        }
+    }
+
+    /// `root` opened `count` more descriptors; roots used least recently give theirs back if
+    /// that makes too many.
+    func opened(_ root: TreeRoot, count: Int) {
+        let candidates = state.withLock { state -> [TreeRoot] in
+            state.clock += 1
+            let key = ObjectIdentifier(root)
+            state.roots[key, default: (Weak(root: root), 0)].count += count
+            state.total += count
+            guard state.total > Self.limit else { return [] }
+            return state.roots.compactMap { $0.key == key ? nil : $0.value.root.root }
+        }
+        guard !candidates.isEmpty else { return }
+        let oldestFirst = candidates.map { ($0, $0.open.withLock { $0.lastUse }) }.sorted { $0.1 < $1.1 }
+        for (candidate, _) in oldestFirst {
+            guard state.withLock({ $0.total > Self.limit * 3 / 4 }) else { return }
+            let given = candidate.giveBackDescriptors()
+            if given > 0 { forget(candidate, count: given) }
+        }
+    }
+
+    private func forget(_ root: TreeRoot, count: Int) {
+        state.withLock { state in
+            let key = ObjectIdentifier(root)
+            guard let entry = state.roots[key] else { return }
+            state.total -= min(count, entry.count)
+            if entry.count <= count { state.roots.removeValue(forKey: key) } else { state.roots[key]?.count = entry.count - count }
+        }
+    }
+
+    /// `root` is gone, and its descriptors with it.
+    func closed(_ root: TreeRoot) {
+        state.withLock { state in
+            if let entry = state.roots.removeValue(forKey: ObjectIdentifier(root)) { state.total -= entry.count }
+        }
     }
 }
 

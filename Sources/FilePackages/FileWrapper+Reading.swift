@@ -64,7 +64,7 @@ extension FileWrapper {
         case .directory:
             // A version store's files are never hard-linked into a saved package (kept versions
             // must not share an inode with a live document): read from there, they are copied.
-            let root = TreeRoot(directory: descriptor, path: path, isPackage: !TreeRoot.isInsideVersionStore(path))
+            let root = TreeRoot(directory: descriptor, path: path, isPackage: !TreeRoot.isInsideVersionStore(path), fileSystem: fileSystem)
             var reader = TreeReader(root: root, options: options, fileSystem: fileSystem)
             let children = try reader.readDirectory(fd, at: [])
             self.init(storage: .directory(children), permissions: status.permissions, modificationDate: modified)
@@ -79,7 +79,7 @@ extension FileWrapper {
                     throw DocumentKitError(error, operation: .read, path: path, step: "reading its contents")
                 }
             }
-            let root = TreeRoot(directory: location.parent, path: location.parentPath, isPackage: false)
+            let root = TreeRoot(directory: location.parent, path: location.parentPath, isPackage: false, fileSystem: fileSystem)
             let origin = FileOrigin(root: root, components: [location.name], identity: settled.identity, permissions: settled.permissions)
             self.init(
                 storage: .lazy(LazyFileContents(origin: origin, mapped: options.contains(.mapped), preloaded: data, fileSystem: fileSystem)),

@@ -51,7 +51,7 @@ struct PackageSave {
             if !swapped { _ = try? removeItem(temporaryName, in: parent, using: fileSystem) }
         }
         let rootDescriptor = Descriptor(owning: root)
-        let newRoot = TreeRoot(directory: rootDescriptor, path: path, isPackage: true)
+        let newRoot = TreeRoot(directory: rootDescriptor, path: path, isPackage: true, fileSystem: fileSystem)
         try Ownership(fileSystem: fileSystem).apply(
             to: root, current: current?.kind == .directory ? current : nil, requested: permissions, documentPath: path)
 
@@ -219,7 +219,7 @@ struct FileSave {
             if let data { contents = data } else { contents = try wrapper.regularFileContents }
             return FileWrapper(regularFileWithContents: contents, permissions: requested)
         }
-        let root = TreeRoot(directory: location.parent, path: location.parentPath, isPackage: false)
+        let root = TreeRoot(directory: location.parent, path: location.parentPath, isPackage: false, fileSystem: fileSystem)
         let origin = FileOrigin(root: root, components: [location.name], identity: status.identity, permissions: status.permissions)
         return FileWrapper(
             storage: .lazy(LazyFileContents(origin: origin, mapped: false, preloaded: data, fileSystem: fileSystem)),
