@@ -51,7 +51,7 @@ extension Document {
         let writer = self.writer
         let options = saveOptions
         let (settlePeriod, store) = state.withLock { ($0.packageSettlePeriod, $0.versionStore) }
-        return try await perform { () throws(DocumentKitError) -> MemberAcceptance in
+        return try await perform(coordinating: .writing(requested)) { () throws(DocumentKitError) -> MemberAcceptance in
             try self.coordinated(writing: true, at: requested) { (granted: URL) throws(DocumentKitError) -> MemberAcceptance in
                 let url = Self.itemLocation(requested: requested, granted: granted)
                 let found = try FileWrapper(contentsOf: url, fileSystem: options.fileSystem)

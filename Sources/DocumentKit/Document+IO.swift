@@ -8,20 +8,45 @@ import Synchronization
 /// How a document runs its I/O: on its own serial queue, inside the caller's coordination
 /// context, under a coordinated read or write when it has a coordinator.
 extension Document {
-    /// Runs `work` on the document's I/O queue, inside the caller's coordination context (so a
-    /// save from inside a coordinated write of the document runs under that write).
-    func perform<T: Sendable>(_ work: @escaping @Sendable () throws(DocumentKitError) -> T) async throws(DocumentKitError) -> T {
+    /// Runs `work` on the document's I/O lane, after the work submitted before it, inside the
+    /// caller's coordination context (so a save from inside a coordinated write of the document
+    /// runs under that write).
+    ///
+    /// `access`: the coordinated read or write `work` makes of the document's item, taken first,
+    /// without holding a thread while it waits (another process's lock, its presenters' answers);
+    /// `work`'s own ``coordinated(writing:at:coordinating:_:)`` of that item then runs at once.
+    func perform<T: Sendable>(
+        coordinating access: LaneAccess? = nil, _ work: @escaping @Sendable () throws(DocumentKitError) -> T
+    ) async throws(DocumentKitError) -> T {
+        let ticket = io.ticket()
+        await io.wait(for: ticket)
+        defer { io.leave() }
         let context = CoordinationContext.current
-        let result: Result<T, DocumentKitError> = await withCheckedContinuation { continuation in
-            io.async {
-                context.run {
-                    do throws(DocumentKitError) { continuation.resume(returning: .success(try work())) } catch {
-                        continuation.resume(returning: .failure(error))
+        if let access, !context.isInsideCoordination, let coordinator = ownCoordinator {
+            let url = access.url ?? fileURL
+            let intent = access.writing ? FileAccessIntent.writingIntent(with: url) : .readingIntent(with: url)
+            let result: Result<T, DocumentKitError>
+            await CoordinatedIOSlots.shared.take()
+            defer { CoordinatedIOSlots.shared.give() }
+            do {
+                result = try await coordinator.coordinate(with: [intent]) { granted in
+                    let held = CoordinationContext.current
+                    let grant = LaneGrant(requested: url, writing: access.writing, granted: granted[0].url)
+                    return await self.io.onThread {
+                        held.run { LaneGrant.$current.withValue(grant) { Self.capture(work) } }
                     }
                 }
+            } catch {
+                throw Self.wrap(error, operation: access.writing ? .save : .open, path: url.path)
             }
+            return try result.get()
         }
+        let result = await io.onThread { context.run { Self.capture(work) } }
         return try result.get()
+    }
+
+    private static func capture<T>(_ work: () throws(DocumentKitError) -> T) -> Result<T, DocumentKitError> {
+        do throws(DocumentKitError) { return .success(try work()) } catch { return .failure(error) }
     }
 
     /// Runs `work` under a coordinated read or write of the document (or of `url`), if it has a
@@ -33,6 +58,7 @@ extension Document {
         writing: Bool, at url: URL? = nil, coordinating: Bool = true, _ work: (URL) throws(DocumentKitError) -> T
     ) throws(DocumentKitError) -> T {
         let url = url ?? fileURL
+        if let grant = LaneGrant.current, grant.covers(url, writing: writing) { return try work(grant.granted) }
         guard coordinating, let coordinator = ownCoordinator else { return try work(url) }
         do {
             if writing {

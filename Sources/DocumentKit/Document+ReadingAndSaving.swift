@@ -25,7 +25,7 @@ extension Document {
     /// ``DocumentEvent/conflictGained(_:)``, ``DocumentEvent/moved(to:)``, ``DocumentEvent/deleted``),
     /// and saves its changes before another coordinator reads the file. Without one it presents nothing.
     public func open() async throws(DocumentKitError) {
-        let reading = try await perform { [fileURL] () throws(DocumentKitError) in
+        let reading = try await perform(coordinating: .reading(fileURL)) { [fileURL] () throws(DocumentKitError) in
             do throws(DocumentKitError) { return try self.readItem(at: fileURL) } catch { throw self.withLastCompleteVersion(error) }
         }
         // An open that waited while a program moved the file read it at its new place.
@@ -200,7 +200,7 @@ extension Document {
         do {
             // The tree, manifest and digests of the previous save are read on the I/O queue, so
             // that saves queued one after the other build on each other.
-            conflict = try await perform { () throws(DocumentKitError) -> FileVersion? in
+            conflict = try await perform(coordinating: coordinating ? .writing(url) : nil) { () throws(DocumentKitError) -> FileVersion? in
                 var (previous, manifest, hasher) = self.state.withLock { ($0.tree, $0.manifest, $0.hasher) }
                 // A copy of another live document gets an identity of its own at its first save
                 // in place (Document+Identity.swift); a copy saved elsewhere gets one at once.

@@ -22,7 +22,7 @@ extension Document {
             throw DocumentKitError(.invalidArgument, operation: .open, path: url.path, detail: "The document is not open.")
         }
         let ownFile = url.standardizedFileURL == fileURL.standardizedFileURL
-        let reading = try await perform { () throws(DocumentKitError) in try self.readItem(at: url) }
+        let reading = try await perform(coordinating: .reading(url)) { () throws(DocumentKitError) in try self.readItem(at: url) }
         if ownFile {
             location.withLock { $0 = reading.url }
             apply(reading, keeping: [.inConflict])

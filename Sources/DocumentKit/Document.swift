@@ -44,8 +44,8 @@ import Synchronization
 /// A document may be used from any number of tasks. Its state (content, change count, the tree
 /// last read or written) sits behind a lock and is only touched for as long as it takes to copy a
 /// value. Reads and writes of the file run one at a time, in order, on the document's own serial
-/// queue, never on the caller's thread and never under the lock. The subclass's overrides are
-/// called on that queue, with values.
+/// lane of a few I/O threads all documents share (see <doc:LongRunningProcesses>), never on the
+/// caller's thread and never under the lock. The subclass's overrides are called there, with values.
 ///
 /// > Important: The compiler can't check a subclass: Swift checks `Sendable` only for final
 /// > classes without a superclass, so every subclass must restate `@unchecked Sendable`, and
@@ -114,8 +114,8 @@ open class Document<Content: Sendable>: @unchecked Sendable {
     }
 
     let state: Mutex<State>
-    /// Serialises every read and write of the document's file.
-    let io: DispatchQueue
+    /// Serialises every read and write of the document's file, on the shared I/O threads.
+    let io: DocumentIOLane
     /// ``fileURL``, apart from `state` so that it can be read while `state` is held.
     let location: Mutex<URL>
     /// Event subscribers and autosave's bookkeeping, apart from `state`: events are delivered
@@ -133,7 +133,7 @@ open class Document<Content: Sendable>: @unchecked Sendable {
         self.saveOptions = saveOptions
         self.coordinator = coordinator
         self.state = Mutex(State())
-        self.io = DispatchQueue(label: "DocumentKit.Document.io")
+        self.io = DocumentIOLane()
         self.lifecycle = Mutex(Lifecycle())
         attachUndoManager()
     }
@@ -146,7 +146,7 @@ open class Document<Content: Sendable>: @unchecked Sendable {
         self.saveOptions = saveOptions
         self.coordinator = coordinator
         self.state = Mutex(State(content: content, changeCount: 1, lastID: 1, earlierIDs: [0], documentState: .normal))
-        self.io = DispatchQueue(label: "DocumentKit.Document.io")
+        self.io = DocumentIOLane()
         self.lifecycle = Mutex(Lifecycle())
         attachUndoManager()
         scheduleAutosave()

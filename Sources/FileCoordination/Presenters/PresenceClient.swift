@@ -9,7 +9,7 @@ import SystemPackage
 
 /// The coordinator's side of ``PresenceServer``: asks the presenters of a unit in other
 /// processes, over connections the coordination holds until it ends.
-struct PresenceClient {
+struct PresenceClient: Sendable {
     /// `presenters/` in the namespace folder.
     let folder: String
     /// This process's own name (its own presenters are asked directly), if it has presenters.
@@ -82,6 +82,11 @@ struct PresenceClient {
                     .busy, operation: .open, path: request.path, detail: "The presenter in process \(peer.pid) refused: \(text)")
             }
         }
+    }
+
+    /// Whether another process presents `unit` (one `stat` when nobody does).
+    func othersPresent(_ unit: Int64) -> Bool {
+        entries.names(in: PresenceServer.unitFolder(folder, unit))?.contains { $0 != ownName } ?? false
     }
 
     /// A new connection to `peer`, or nil if its process is dead (its entry and socket are then removed).

@@ -76,6 +76,7 @@ struct PresenterSessions: Sendable {
 extension FileCoordinator {
     /// Asks the presenters of `resolved` items, in other processes and this one (except the
     /// coordinator's own), to save and step aside. Nobody presenting costs one failed `open`.
+    /// Other processes' answers are waited for on ``BlockingCalls``' threads, never on the caller's.
     ///
     /// `inline`: this process's presenters may run in the calling task (see
     /// ``PresenterMailbox/perform(inline:_:)``).
@@ -84,8 +85,20 @@ extension FileCoordinator {
         var sessions = PresenterSessions(pool: client.pool)
         let localUnits = namespace.presenters.count > 0 ? namespace.presenters.presentedUnits : [:]
         for request in PresenterSessions.requests(for: resolved) {
-            do {
-                try client.ask(request, timeout: presenterTimeout, into: &sessions.connections)
+            do throws(DocumentKitError) {
+                if client.othersPresent(request.unit) {
+                    // Their answers are waited for on a thread of BlockingCalls, not of the cooperative pool.
+                    let (connections, timeout) = (sessions.connections, presenterTimeout)
+                    let outcome = await BlockingCalls.shared.run { () -> ([PresenceConnection], DocumentKitError?) in
+                        var connections = connections
+                        do throws(DocumentKitError) { try client.ask(request, timeout: timeout, into: &connections) } catch {
+                            return (connections, error)
+                        }
+                        return (connections, nil)
+                    }
+                    sessions.connections = outcome.0
+                    if let error = outcome.1 { throw error }
+                }
             } catch {
                 await sessions.end()
                 throw error
