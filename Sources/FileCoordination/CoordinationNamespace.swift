@@ -56,11 +56,13 @@ public final class CoordinationNamespace: Sendable {
     /// `presenters/` in the namespace folder (kept as a string: every coordination looks there).
     private let presenceFolder: String
     private let presenceServer = Mutex<PresenceServer?>(nil)
+    /// Set by ``close()``: no presence server starts again.
+    private let isClosed = Mutex(false)
 
     /// This process's presence server, started when it first presents something.
     var presence: PresenceServer? {
         presenceServer.withLock { server in
-            if server == nil, presenters.count > 0 {
+            if server == nil, presenters.count > 0, !isClosed.withLock({ $0 }) {
                 server = PresenceServer(folder: presenceFolder, registry: presenters, modes: modes)
             }
             return server
@@ -147,7 +149,31 @@ public final class CoordinationNamespace: Sendable {
     }
 
     deinit {
-        pool.withLock { fds in for fd in fds { close(fd) } }  // the lock file and the folder close with their Descriptors
+        close()  // the lock file and the folder close with their Descriptors
+    }
+
+    /// Ends this process's part in the namespace, for a clean shutdown: the presence server stops
+    /// (its thread ends, its socket and its entries go: other processes no longer ask this one),
+    /// the watcher of presented items stops, and idle descriptors and connections close. What is
+    /// left (the lock file and the folder, two descriptors) closes when the namespace is released.
+    ///
+    /// Close the documents and presenters of the namespace first: presenters still registered
+    /// hear nothing more. Coordinations may still be made (without asking this process's presenters).
+    public func close() {
+        isClosed.withLock { $0 = true }
+        let server = presenceServer.withLock { server -> PresenceServer? in
+            defer { server = nil }
+            return server
+        }
+        server?.stop(units: Array(presenters.presentedUnits.keys))
+        presenters.watches.stopWatching()
+        presenceConnections.closeAll()
+        for fd in pool.withLock({ fds -> [CInt] in
+            defer { fds = [] }
+            return fds
+        }) {
+            Glibc.close(fd)
+        }
     }
 
     /// An open file description of the lock file of its own (locks of one description never
@@ -185,9 +211,12 @@ public final class CoordinationNamespace: Sendable {
 
     /// Gives back a description that holds no locks any more.
     func returnDescription(_ fd: CInt) {
-        pool.withLock { fds in
-            if fds.count < 16 { fds.append(fd) } else { close(fd) }
+        let kept = pool.withLock { fds -> Bool in
+            guard fds.count < 16, !isClosed.withLock({ $0 }) else { return false }
+            fds.append(fd)
+            return true
         }
+        if !kept { Glibc.close(fd) }
     }
 
     /// Whether a directory named `name` is a package.

@@ -104,6 +104,16 @@ final class FolderWatches: Sendable {
 
     deinit { state.withLock { $0.watcher?.stop() } }
 
+    /// Stops watching and polling every folder (the namespace is closed): the watcher's thread ends.
+    func stopWatching() {
+        state.withLock { state in
+            state.watcher?.stop()
+            state.watcher = nil
+            state.folders = [:]
+            state.polled = []
+        }
+    }
+
     var options: WatchOptions {
         get { state.withLock { $0.options } }
         set { state.withLock { $0.options = newValue } }

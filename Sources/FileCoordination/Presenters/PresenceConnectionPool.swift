@@ -32,6 +32,16 @@ final class PresenceConnectionPool: Sendable {
         for connection in idle.withLock({ $0.removeValue(forKey: peer) ?? [] }) { close(connection.descriptor) }
     }
 
+    /// Closes every idle connection.
+    func closeAll() {
+        for connection in idle.withLock({ idle -> [PresenceConnection] in
+            defer { idle = [:] }
+            return Array(idle.values.joined())
+        }) {
+            close(connection.descriptor)
+        }
+    }
+
     deinit {
         idle.withLock { idle in
             for connection in idle.values.joined() { close(connection.descriptor) }

@@ -29,6 +29,8 @@ final class PresenceServer: Sendable {
     private let registry: PresenterRegistry
     /// The modes of what it makes in `folder`.
     private let modes: NamespaceModes
+    /// Set by ``stop(units:)``.
+    private let stopping = Mutex(false)
 
     /// A server's name in the namespace, as a coordinator reads it from an entry.
     struct Peer {
@@ -78,10 +80,25 @@ final class PresenceServer: Sendable {
         rmdir(unitFolder)  // fails while others present it: fine
     }
 
+    /// Stops serving: the socket and this process's entries for `units` are removed, and the
+    /// accept thread ends (closing the listening socket). Connections being served end when their
+    /// coordinators close them.
+    func stop(units: [Int64]) {
+        stopping.withLock { $0 = true }
+        for unit in units { unpublish(unit) }
+        unlink(folder + "/" + name + ".sock")
+        shutdown(listener, Int32(SHUT_RDWR))  // wakes accept(2)
+    }
+
     private func acceptLoop() {
+        defer { close(listener) }
         while true {
             let connection = accept(listener, nil, nil)
             if connection >= 0 { _ = fcntl(connection, F_SETFD, FD_CLOEXEC) }
+            if stopping.withLock({ $0 }) {
+                if connection >= 0 { close(connection) }
+                return
+            }
             if connection < 0 {
                 if errno == EINTR || errno == ECONNABORTED { continue }
                 return
