@@ -51,6 +51,14 @@
 // Opens the note LIBRARY_DIR/NAME (a `RaceNoteDocument` with the library's version store),
 // prints `opened BODY`, waits for a line on standard input, saves BODY as its body, prints `saved CONFLICT` and exits.
 //
+//     dk-coordination-child resources NAMESPACE_DIR EXTS LIBRARY_DIR COUNT FOLDERS [NOFILE]
+//
+// Makes COUNT notes (`RaceNoteDocument`) spread over FOLDERS folders of LIBRARY_DIR, then opens
+// them all as presenting documents, saves them all at once, closes them, printing
+// `measure STEP FDS THREADS WATCHES` (open descriptors, threads, inotify watches) for the steps
+// `base`, `opened`, `saving` (the peak while saving), `saved`, `closed` and `shut` (after the
+// namespace's `close()`), under a descriptor limit of NOFILE if given (see ResourcesMode.swift).
+//
 //     dk-coordination-child lock-file PATH
 //
 // Opens the file PATH and takes a POSIX write lock on all of it (`F_SETLK`, which conflicts with
@@ -244,6 +252,20 @@ case "saves":
     await saveRepeatedly(
         url: library.appendingPathComponent(arguments[5]), library: library, count: count, kind: arguments[7],
         keepsVersions: arguments[8] == "store", coordinator: coordinator)
+
+case "resources":
+    guard arguments.count >= 7, let count = Int(arguments[5]), let folders = Int(arguments[6]) else {
+        fail("resources: bad arguments", status: 2)
+    }
+    // A background load: the tests running beside it keep their timing.
+    _ = nice(10)
+    if arguments.count > 7, let limit = rlim_t(arguments[7]) {
+        var descriptors = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &descriptors)
+        descriptors.rlim_cur = min(limit, descriptors.rlim_max)
+        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &descriptors)
+    }
+    await measureResources(library: URL(fileURLWithPath: arguments[4]), count: count, folders: folders, coordinator: coordinator)
 
 case "edit":
     guard arguments.count >= 7 else { fail("edit: bad arguments", status: 2) }
