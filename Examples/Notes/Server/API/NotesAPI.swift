@@ -74,7 +74,9 @@ struct NotesAPI: Sendable {
         let manifestPath = place.appendingPathComponent(NoteFormat.manifestName).path
         let modified = (try? FileManager.default.attributesOfItem(atPath: manifestPath))?[.modificationDate] as? Date
             ?? NotesLibrary.Entry(url: place, document: document).modified
-        let members = document.formatStatus?.manifestOnDisk.members ?? [:]
+        // The manifest as it is now: after a save, the document's own record of it is the one it opened.
+        let manifest = NotesLibrary.manifest(ofPackageAt: place) ?? document.formatStatus?.manifestOnDisk
+        let members = manifest?.members ?? [:]
         let attachments = note.attachments.keys.sorted().map { name -> AttachmentResource in
             let record = members[NoteFormat.attachmentsName + "/" + name]
             let size = record?.size ?? Int64((try? note.attachments[name]?.regularFileContents.count) ?? 0)
@@ -88,7 +90,7 @@ struct NotesAPI: Sendable {
         return NoteResource(
             id: id, title: note.title, url: APIPath.note(id), etag: tag?.description ?? "", tags: note.tags,
             modified: modified, created: note.created, body: note.body,
-            formatVersion: document.formatStatus?.manifestOnDisk.formatVersion ?? library.readerVersion,
+            formatVersion: manifest?.formatVersion ?? library.readerVersion,
             readOnly: document.formatStatus?.isReadOnly ?? false, attachments: attachments, conflicts: conflicts)
     }
 

@@ -22,7 +22,7 @@ final class APIRoutes: @unchecked Sendable {
 
     /// 405 with `Allow` for the other methods of every path: call it after the last ``add(_:_:_:)``.
     func addMethodNotAllowed() {
-        let all: [HTTPRequest.Method] = [.get, .put, .post, .delete, .patch, .options]
+        let all: [HTTPRequest.Method] = [.get, .put, .post, .delete, .patch, .options, .trace, HTTPRequest.Method("QUERY")!]
         for (path, served) in methods {
             var allowed = served
             if served.contains(.get) { allowed.append(.head) }
