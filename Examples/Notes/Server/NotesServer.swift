@@ -33,6 +33,7 @@ struct NotesServer {
         routes.addNoteRoutes(api)
         routes.addAttachmentRoutes(api)
         routes.addVersionRoutes(api)
+        routes.addOpenAPIRoutes()
         routes.addWebRoutes()
         routes.addEventRoutes(api)
         routes.addMethodNotAllowed()
