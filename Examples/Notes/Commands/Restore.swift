@@ -37,12 +37,19 @@ struct Restore: AsyncParsableCommand {
 
 extension NotesLibrary {
     /// Replaces the note at `url` with `version`'s contents under a coordinated write, keeping
-    /// the note as it was as a version (origin `save`); returns that version.
+    /// the note as it was as a version (origin `save`, kept before the version is read); returns
+    /// that version.
     func replace(_ url: URL, title: String, with version: FileVersion) async throws -> FileVersion? {
         try await coordinator.coordinate(with: [.writingIntent(with: url)]) { _ in
             do throws(DocumentKitError) {
+                // The note as it is is kept first: keeping links its files into the store, which
+                // moves the change time of every file the version shares with it (a restored
+                // version is often made of the note's own files). The version's tree is read after
+                // that, so the save doesn't take those files for ones changed since they were read.
+                let kept = try store.addVersion(ofItemAt: url, origin: .save)
                 let tree = try FileWrapper(contentsOf: version.url)
-                return try store.save(tree, to: url, options: SaveOptions(durability: store.durability), keepingReplacedAs: .save).kept
+                _ = try store.save(tree, to: url, options: SaveOptions(durability: store.durability), keepingReplacedAs: nil)
+                return kept
             } catch {
                 throw NotesError(error, note: title)
             }
