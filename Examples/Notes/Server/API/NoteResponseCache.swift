@@ -10,12 +10,15 @@ import Synchronization
 /// modification time — of the package and of everything in it, and of its folder in the version
 /// store) was the same before and after it was read; any change to any file of the note, by
 /// this process or another, coordinated or not, changes the stamp and the next GET reads it
-/// again. What it can't see: a conflict version marked resolved by another process without a
-/// change to the note (its count in the response stays until the note changes).
+/// again; so do a new version in the store (its folder there changes) and a conflict version
+/// marked resolved (its record changes).
 final class NoteResponseCache: Sendable {
     struct Entry: Sendable {
         let stamp: String
         let url: URL
+        /// The records of the note's unresolved conflict versions: one resolved (by any process)
+        /// changes its record, and with it the stamp.
+        let conflictRecords: [String]
         let body: Data
         let tag: EntityTag?
         let conflicts: Int
@@ -38,9 +41,9 @@ final class NoteResponseCache: Sendable {
     }
 
     /// The response kept for `id`, if its note still has the stamp it was kept with.
-    func response(for id: String, stamp: (URL) -> String?) -> Entry? {
+    func response(for id: String, stamp: (URL, [String]) -> String?) -> Entry? {
         guard let entry = state.withLock({ $0.entries[id] }) else { return nil }
-        guard let now = stamp(entry.url), now == entry.stamp else {
+        guard let now = stamp(entry.url, entry.conflictRecords), now == entry.stamp else {
             remove(id)
             return nil
         }
@@ -77,32 +80,45 @@ final class NoteResponseCache: Sendable {
 }
 
 extension NotesAPI {
-    /// The stamp of the note `id` at `url`: its files' identities and its version-store folder's.
-    func stamp(of url: URL, id: String) -> String? {
+    /// The stamp of the note `id` at `url`: its files' identities, its version-store folder's,
+    /// and those of the records of its unresolved conflict versions (`conflictRecords`).
+    func stamp(of url: URL, id: String, conflictRecords: [String]) -> String? {
         guard let members = ItemState.ofItem(at: url, includingMembers: true)?.members else { return nil }
         let folder = library.store.url.appendingPathComponent("documents")
             .appendingPathComponent(VersionStore.documentFolderName(forIdentifier: id))
-        var info = stat()
-        let store = lstat(folder.path, &info) == 0 ? "\(info.st_ino)|\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)|\(info.st_size)" : "-"
-        return members + "\n" + store
+        var parts = [members]
+        for path in [folder.path] + conflictRecords {
+            var info = stat()
+            parts.append(lstat(path, &info) == 0 ? "\(info.st_ino)|\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)|\(info.st_size)" : "-")
+        }
+        return parts.joined(separator: "\n")
     }
 
     /// The body of `GET /api/notes/{id}` and the note's tag: kept, or read and kept.
     func noteResponse(_ id: String) async throws -> NoteResponseCache.Entry {
         let canonical = UUID(uuidString: id)?.uuidString ?? id
-        if let kept = responses.response(for: canonical, stamp: { stamp(of: $0, id: canonical) }) { return kept }
+        if let kept = responses.response(for: canonical, stamp: { stamp(of: $0, id: canonical, conflictRecords: $1) }) { return kept }
         let url = try await locate(id)
         return try await library.coordinator.coordinate(with: [.readingIntent(with: url)]) { granted in
             let place = granted[0].url
-            let before = stamp(of: place, id: canonical)
+            let conflicts = (try? library.store.versions(ofItemAt: place).unresolvedConflicts) ?? []
+            let records = conflicts.map { $0.url.deletingLastPathComponent().appendingPathComponent("record.json").path }
+            let before = stamp(of: place, id: canonical, conflictRecords: records)
             let tag = tag(at: place)
             let document: NoteDocument
             do throws(DocumentKitError) { document = try await library.open(place) } catch { throw NotesError(error, note: id) }
             guard document.content.documentIdentifier.uuidString == canonical else { throw APIError.noSuchNote(id) }
-            let resource = resource(of: document, at: place, tag: tag)
+            let resource = resource(of: document, at: place, tag: tag, conflicts: conflicts)
             let entry = NoteResponseCache.Entry(
-                stamp: before ?? "", url: place, body: try JSONCoding.encoder.encode(resource), tag: tag, conflicts: resource.conflicts)
-            if let before, before == stamp(of: place, id: canonical) { responses.keep(entry, for: canonical) }
+                stamp: before ?? "", url: place, conflictRecords: records, body: try JSONCoding.encoder.encode(resource), tag: tag,
+                conflicts: resource.conflicts)
+            // Kept only if nothing changed while it was read: the stamp, and the conflicts it was taken with.
+            if let before, before == stamp(of: place, id: canonical, conflictRecords: records),
+                (try? library.store.versions(ofItemAt: place).unresolvedConflicts)?.map(\.persistentIdentifier)
+                    == conflicts.map(\.persistentIdentifier)
+            {
+                responses.keep(entry, for: canonical)
+            }
             return entry
         }
     }

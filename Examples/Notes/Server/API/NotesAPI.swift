@@ -68,7 +68,7 @@ struct NotesAPI: Sendable {
     }
 
     /// The API's view of an open note.
-    func resource(of document: NoteDocument, at place: URL, tag: EntityTag?) -> NoteResource {
+    func resource(of document: NoteDocument, at place: URL, tag: EntityTag?, conflicts known: [FileVersion]? = nil) -> NoteResource {
         let note = document.content
         let id = note.documentIdentifier.uuidString
         let manifestPath = place.appendingPathComponent(NoteFormat.manifestName).path
@@ -86,7 +86,7 @@ struct NotesAPI: Sendable {
                 mediaType: info?.mediaType ?? AttachmentInfo.mediaType(of: name),
                 etag: record.map { EntityTag(digest: $0.sha256).description } ?? "", added: info?.added)
         }
-        let conflicts = (try? library.store.versions(ofItemAt: place).unresolvedConflicts.count) ?? 0
+        let conflicts = known?.count ?? (try? library.store.versions(ofItemAt: place).unresolvedConflicts.count) ?? 0
         return NoteResource(
             id: id, title: note.title, url: APIPath.note(id), etag: tag?.description ?? "", tags: note.tags,
             modified: modified, created: note.created, body: note.body,
