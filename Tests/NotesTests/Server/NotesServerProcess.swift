@@ -39,10 +39,20 @@ final class NotesServerProcess: Sendable {
     }
 
     /// Starts `notes serve --port 0` over `library` and waits (at most 60 s) until it listens.
-    static func start(library: URL, arguments: [String] = [], environment: [String: String] = [:]) async throws -> NotesServerProcess {
+    /// With a `launcher` (a command that ends by exec'ing its arguments, such as `unshare …`),
+    /// the server is started through it, keeping its process id.
+    static func start(
+        library: URL, arguments: [String] = [], environment: [String: String] = [:], launcher: [String] = []
+    ) async throws -> NotesServerProcess {
         let process = Process()
-        process.executableURL = NotesRunner.executable
-        process.arguments = ["serve", "--port", "0", "--library", library.path] + arguments
+        let command = ["serve", "--port", "0", "--library", library.path] + arguments
+        if let tool = launcher.first {
+            process.executableURL = URL(fileURLWithPath: tool)
+            process.arguments = Array(launcher.dropFirst()) + [NotesRunner.executable.path] + command
+        } else {
+            process.executableURL = NotesRunner.executable
+            process.arguments = command
+        }
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "NOTES_LIBRARY")
         env["NOTES_INDEX_CACHE"] = NotesRunner.indexCache(of: library).path

@@ -12,13 +12,15 @@ struct ServedLibrary {
 
     /// Makes a library (`notes init`), lets `prepare` put notes in it, and starts the server.
     static func start(
-        arguments: [String] = [], environment: [String: String] = [:], prepare: (NotesRunner) throws -> Void = { _ in }
+        arguments: [String] = [], environment: [String: String] = [:], launcher: [String] = [],
+        prepare: (NotesRunner) throws -> Void = { _ in }
     ) async throws -> ServedLibrary {
         let directory = try TemporaryDirectory(prefix: "notes-serve")
         let notes = NotesRunner(library: directory.appending("Library"))
         try notes.ok(["init"])
         try prepare(notes)
-        let server = try await NotesServerProcess.start(library: notes.library, arguments: arguments, environment: environment)
+        let server = try await NotesServerProcess.start(
+            library: notes.library, arguments: arguments, environment: environment, launcher: launcher)
         return ServedLibrary(directory: directory, notes: notes, server: server)
     }
 

@@ -23,7 +23,7 @@ struct LibraryWatcher: Service {
             }
             if let index = api.library.index {
                 group.addTask {
-                    do { try await follow(index) } catch is CancellationError {}
+                    do { try await follow(index) } catch is CancellationError {} catch { await poll(index, after: error) }
                 }
             }
             // Returns at shutdown (or when cancelled): either way the feed ends.
@@ -71,10 +71,16 @@ struct LibraryWatcher: Service {
         }
     }
 
-    private func publish(_ batch: IndexBatch) async {
+    func publish(_ batch: IndexBatch) async {
         let hub = api.events
         for entry in batch.removed where NotesLibrary.isNote(entry) {
-            if let id = Self.identifier(entry) { await hub.publishDeletion(id: id, title: entry.key) }
+            guard let id = Self.identifier(entry) else { continue }
+            // A copy sharing the id went (`rm -rf` of a `cp -r`, an adopted conflict copy): the note is still there.
+            if let left = await package(stillHolding: id, after: entry) {
+                await hub.publish(.changed, id: id, title: entry.key, etag: api.tag(at: left)?.description)
+            } else {
+                await hub.publishDeletion(id: id, title: entry.key)
+            }
         }
         for move in batch.moved {
             if NotesLibrary.isNote(move.from), !NotesLibrary.isNote(move.to), let id = Self.identifier(move.from) {

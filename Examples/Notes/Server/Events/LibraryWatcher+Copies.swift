@@ -1,0 +1,19 @@
+import DocumentKit
+import Foundation
+
+extension LibraryWatcher {
+    /// The package that still holds the note `id` once `gone` went: a copy sharing its document
+    /// identifier (`cp -r`, a sync engine's conflict copy, the original of a copy) keeps the note
+    /// in the library, so the feed must not say it was deleted. Nil when no note has the id now.
+    func package(stillHolding id: String, after gone: IndexEntry) async -> URL? {
+        guard let index = api.library.index else { return nil }
+        let candidates = await index.entries(withDocumentIdentifier: id) + index.entries(withDocumentIdentifier: id.lowercased())
+        for candidate in candidates
+        where NotesLibrary.isNote(candidate) && candidate.relativePath != gone.relativePath
+            && ConflictCopyName(parsing: candidate.relativePath) == nil
+        {
+            if let now = await index.revalidate(relativePath: candidate.relativePath), Self.identifier(now) == id { return now.url }
+        }
+        return nil
+    }
+}
