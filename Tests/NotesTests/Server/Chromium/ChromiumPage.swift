@@ -49,7 +49,7 @@ final class ChromiumPage: Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         let profile = folder.appendingPathComponent("chromium-profile")
-        process.arguments = [driver.path, executable, profile.path, "\(width)", "\(height)"]
+        process.arguments = ["-B", driver.path, executable, profile.path, "\(width)", "\(height)"]  // -B: no __pycache__ in the sources
         let (stdin, stdout) = (Pipe(), Pipe())
         process.standardInput = stdin
         process.standardOutput = stdout
