@@ -11,7 +11,7 @@ final class NotesServerProcess: Sendable {
     let port: Int
     let process: Process
     /// What the server wrote on stderr, as it comes.
-    let stderr: Mutex<String>
+    let stderr: ServerOutput
 
     /// A response, whole.
     struct Reply: Sendable {
@@ -31,11 +31,11 @@ final class NotesServerProcess: Sendable {
         var errorCode: String? { (object["error"] as? [String: Any])?["code"] as? String }
     }
 
-    private init(library: URL, port: Int, process: Process) {
+    private init(library: URL, port: Int, process: Process, stderr: ServerOutput) {
         self.library = library
         self.port = port
         self.process = process
-        self.stderr = Mutex("")
+        self.stderr = stderr
     }
 
     /// Starts `notes serve --port 0` over `library` and waits (at most 60 s) until it listens.
@@ -63,16 +63,8 @@ final class NotesServerProcess: Sendable {
         process.standardOutput = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        let text = Mutex("")
+        let text = ServerOutput(reading: errors.fileHandleForReading)
         let found = Mutex<Int?>(nil)
-        errors.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-                return
-            }
-            text.withLock { $0 += String(decoding: data, as: UTF8.self) }
-        }
         let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
             let current = text.withLock { $0 }
@@ -87,18 +79,7 @@ final class NotesServerProcess: Sendable {
             if process.isRunning { process.terminate() }
             throw ServerError("notes serve did not start: \(text.withLock { $0 })")
         }
-        let server = NotesServerProcess(library: library, port: port, process: process)
-        // Keep the stderr text flowing into the server's own buffer from now on.
-        errors.fileHandleForReading.readabilityHandler = { [weak server] handle in
-            let data = handle.availableData
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-                return
-            }
-            server?.stderr.withLock { $0 += String(decoding: data, as: UTF8.self) }
-        }
-        server.stderr.withLock { $0 = text.withLock { $0 } }
-        return server
+        return NotesServerProcess(library: library, port: port, process: process, stderr: text)
     }
 
     struct ServerError: Error, CustomStringConvertible {
@@ -160,6 +141,31 @@ final class NotesServerProcess: Sendable {
     deinit {
         if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
     }
+}
+
+/// What a server writes on a pipe, read on a thread of its own until the end of the pipe:
+/// blocking reads, no dispatch source (a `readabilityHandler`'s source outliving its
+/// descriptor crashed the test process in libdispatch with many servers at once).
+final class ServerOutput: Sendable {
+    private let text = Mutex("")
+
+    init(reading handle: FileHandle) {
+        let thread = Thread { [self] in
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = read(handle.fileDescriptor, &buffer, buffer.count)
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { break }
+                self.text.withLock { $0 += String(decoding: buffer[0..<count], as: UTF8.self) }
+            }
+            // The handle (and its descriptor) lives as long as this thread reads it.
+            withExtendedLifetime(handle) {}
+        }
+        thread.start()
+    }
+
+    /// The text so far, as `body` sees it.
+    func withLock<T: Sendable>(_ body: (inout String) -> T) -> T { text.withLock { body(&$0) } }
 }
 
 /// A server-sent event as the client reads it.
