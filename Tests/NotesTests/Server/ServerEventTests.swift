@@ -110,7 +110,24 @@ struct ServerEventTests {
         let copied = feed.events(about: feed.id, in: try await feed.settle("1"))
         #expect(!copied.contains { $0.event == "deleted" }, "\(copied)")
         #expect(try await feed.server.note(feed.id).etag == etag)
-        #expect(try await feed.server.get("/api/notes").objects.contains { $0["id"] as? String == feed.id })
+        let listed = try await feed.server.get("/api/notes").objects.filter { $0["id"] as? String == feed.id }
+        #expect(listed.count == 1 && listed.first?["etag"] as? String == etag, "the note is listed once: \(listed)")
+        // The listing names what GET gives, even when the copy is the one that changed.
+        let copyBody = copy.appendingPathComponent("body.json")
+        let edited = NotesRunner(library: feed.served.directory.appending("Other"))
+        try edited.ok(["init"])
+        try FileManager.default.copyItem(at: copy, to: edited.library.appendingPathComponent("trip.note"))
+        try edited.ok(["edit", "Trip", "--set", "the copy\n"])
+        for member in ["body.json", "Info.json"] {
+            let from = edited.library.appendingPathComponent("trip.note/\(member)").path
+            #expect(rename(from, copy.appendingPathComponent(member).path) == 0, "\(member): errno \(errno)")
+        }
+        #expect(FileManager.default.fileExists(atPath: copyBody.path))
+        let again = try await feed.server.get("/api/notes").objects.filter { $0["id"] as? String == feed.id }
+        let got = try await feed.server.note(feed.id)
+        #expect(again.count == 1 && again.first?["etag"] as? String == got.etag, "\(again) vs \(got.etag ?? "")")
+        let afterEdit = feed.events(about: feed.id, in: try await feed.settle("edit"))
+        #expect(afterEdit.last.map { $0.json["etag"] == got.etag } ?? true, "the feed's last word is what GET gives: \(afterEdit)")
         // The copy goes: the note is still there, and no client is told it was deleted.
         try FileManager.default.removeItem(at: copy)
         let removed = feed.events(about: feed.id, in: try await feed.settle("2"))

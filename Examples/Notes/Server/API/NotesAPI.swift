@@ -97,7 +97,12 @@ struct NotesAPI: Sendable {
     /// A page of the library's notes, in title order (then id): at most `limit` after `cursor`
     /// (the last note of the previous page, as ``NoteListing/next`` gave it).
     func list(limit: Int, after cursor: ListingCursor?) async throws -> NoteListing {
-        let listed = try await library.listedNotes(problem: { _, _ in })
+        var listed = try await library.listedNotes(problem: { _, _ in })
+        // Copies sharing an id (`cp -r` of a package): listed once, as GET /api/notes/{id} gives it.
+        for (id, copies) in Dictionary(grouping: listed, by: \.documentIdentifier) where copies.count > 1 {
+            let original = await library.original(among: copies.map(\.url).sorted { $0.path < $1.path })
+            listed.removeAll { $0.documentIdentifier == id && $0.url != original }
+        }
         let sorted = listed.map { (key: ListingCursor(title: $0.title, id: $0.documentIdentifier), note: $0) }
             .sorted { $0.key < $1.key }
         let page = sorted.filter { cursor == nil || cursor! < $0.key }.prefix(limit)

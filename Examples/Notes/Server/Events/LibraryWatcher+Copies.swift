@@ -17,3 +17,17 @@ extension LibraryWatcher {
         return nil
     }
 }
+
+extension LibraryWatcher {
+    /// The package and title the feed shows for the note `id` when `entry`, one of its packages,
+    /// changed: `entry`'s own, unless a copy shares the id; then the package `GET /api/notes/{id}`
+    /// reads, so that the feed never announces a tag the note doesn't have.
+    func shown(_ id: String, changedAt entry: IndexEntry) async -> (url: URL, title: String?) {
+        guard let index = api.library.index else { return (entry.url, entry.key) }
+        let sharing = await index.entries(withDocumentIdentifier: id) + index.entries(withDocumentIdentifier: id.lowercased())
+        guard Set(sharing.filter(NotesLibrary.isNote).map(\.relativePath)).count > 1, let url = try? await api.locate(id),
+            url.standardizedFileURL.path != entry.url.standardizedFileURL.path
+        else { return (entry.url, entry.key) }
+        return (url, NotesLibrary.manifest(ofPackageAt: url)?.additionalFields["title"]?.stringValue ?? entry.key)
+    }
+}

@@ -91,7 +91,8 @@ struct LibraryWatcher: Service {
             + batch.moved.map { ($0.to, NotesLibrary.isNote($0.from) ? EventHub.Kind.changed : .created) }
         for (entry, kind) in touched where NotesLibrary.isNote(entry) && ConflictCopyName(parsing: entry.relativePath) == nil {
             guard let id = Self.identifier(entry) else { continue }
-            await hub.publish(kind, id: id, title: entry.key, etag: api.tag(at: entry.url)?.description)
+            let (url, title) = await shown(id, changedAt: entry)
+            await hub.publish(kind, id: id, title: title, etag: api.tag(at: url)?.description)
         }
     }
 
