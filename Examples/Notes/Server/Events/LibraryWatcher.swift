@@ -5,7 +5,8 @@ import Synchronization
 
 /// Feeds the library's changes into the ``EventHub``: the index's update batches (every note
 /// added, removed, changed or moved, by this process or any other, coordinated or not), each
-/// note with its tag now. A burst of file events (a save) makes the index look once it is over.
+/// note with its tag now. The index is live (its own watches of the library folder and of the
+/// packages, and a periodic sweep): nothing here looks at files.
 /// Also sends the hub's heartbeats.
 struct LibraryWatcher: Service {
     let api: NotesAPI
@@ -36,7 +37,6 @@ struct LibraryWatcher: Service {
     /// Publishes the notes in the index's batches until cancelled.
     private func follow(_ index: DocumentIndex) async throws {
         let library = api.library
-        let events = library.coordinator.namespace.events(for: library.url)
         var batches = index.updates().makeAsyncIterator()
         // The gathering batch: the notes as they are now, the feed's starting state.
         if let first = try await batches.next() {
@@ -47,24 +47,6 @@ struct LibraryWatcher: Service {
             // versions, as the CLI's first look makes them (copies of whole notes are left as they are).
             let notes = first.added.filter { NotesLibrary.isNote($0) && ConflictCopyName(parsing: $0.relativePath) == nil }
             if library.adoptsConflictCopies { await library.adoptConflictCopies(names: notes.map(\.relativePath)) }
-        }
-        let count = EventCounter()
-        let counting = Task { for await _ in events { count.add() } }
-        let nudges = Task {
-            var (refreshed, previous): (UInt64, UInt64) = (0, 0)
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .milliseconds(50))
-                let now = count.value
-                if now != refreshed && now == previous {
-                    refreshed = now
-                    _ = try? await index.refresh()
-                }
-                previous = now
-            }
-        }
-        defer {
-            counting.cancel()
-            nudges.cancel()
         }
         while let batch = try await batches.next() {
             await publish(batch)
@@ -100,11 +82,4 @@ struct LibraryWatcher: Service {
     static func identifier(_ entry: IndexEntry) -> String? {
         entry.documentIdentifier.map { UUID(uuidString: $0)?.uuidString ?? $0 }
     }
-}
-
-/// How many file events the library folder gave: the index looks again when it stops growing.
-private final class EventCounter: Sendable {
-    private let count = Mutex<UInt64>(0)
-    func add() { count.withLock { $0 += 1 } }
-    var value: UInt64 { count.withLock { $0 } }
 }
