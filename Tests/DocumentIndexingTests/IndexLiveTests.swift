@@ -229,6 +229,9 @@ struct IndexLiveNamedTests {
         try library.writeNote("D.note", title: "D")
         try FileManager.default.removeItem(atPath: library.path("C.note"))
         try await index.sync()
+        // A package written a moment ago may be held until it has settled (a sync engine could still
+        // be delivering it): its addition comes in a later update batch, still from the events' names.
+        _ = await collector.wait { $0.updates.addedPaths.contains("D.note") }
         #expect(collector.batches.updates.addedPaths == ["D.note"])
         #expect(collector.batches.updates.removedPaths == ["C.note"])
         #expect(collector.batches.updates.flatMap(\.changed).map(\.key).contains("B2"))
