@@ -28,7 +28,7 @@ struct NotesAPI: Sendable {
         for round in 0..<2 {
             if round == 1 { await library.refreshIndex() }
             var found: [URL] = []
-            for entry in await index.entries(withDocumentIdentifier: identifier) + index.entries(withDocumentIdentifier: identifier.lowercased())
+            for entry in await Self.entries(of: identifier, in: index)
             where NotesLibrary.isNote(entry) {
                 if let now = await index.revalidate(relativePath: entry.relativePath),
                     now.documentIdentifier.flatMap(UUID.init(uuidString:))?.uuidString == identifier
@@ -42,6 +42,11 @@ struct NotesAPI: Sendable {
             if found.count > 1 { return await library.original(among: found.sorted { $0.path < $1.path }) }
         }
         throw APIError.noSuchNote(id)
+    }
+
+    /// The index's entries of the note `id` (a UUID, written in either letter case in a manifest).
+    static func entries(of id: String, in index: DocumentIndex) async -> [IndexEntry] {
+        await index.entries(withDocumentIdentifier: id) + index.entries(withDocumentIdentifier: id.lowercased())
     }
 
     /// The tag of the note at `url` as it is on disk now; nil when it has no manifest to name it.

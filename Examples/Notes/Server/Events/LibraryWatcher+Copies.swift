@@ -7,7 +7,7 @@ extension LibraryWatcher {
     /// in the library, so the feed must not say it was deleted. Nil when no note has the id now.
     func package(stillHolding id: String, after gone: IndexEntry) async -> URL? {
         guard let index = api.library.index else { return nil }
-        let candidates = await index.entries(withDocumentIdentifier: id) + index.entries(withDocumentIdentifier: id.lowercased())
+        let candidates = await NotesAPI.entries(of: id, in: index)
         for candidate in candidates
         where NotesLibrary.isNote(candidate) && candidate.relativePath != gone.relativePath
             && ConflictCopyName(parsing: candidate.relativePath) == nil
@@ -24,7 +24,7 @@ extension LibraryWatcher {
     /// reads, so that the feed never announces a tag the note doesn't have.
     func shown(_ id: String, changedAt entry: IndexEntry) async -> (url: URL, title: String?) {
         guard let index = api.library.index else { return (entry.url, entry.key) }
-        let sharing = await index.entries(withDocumentIdentifier: id) + index.entries(withDocumentIdentifier: id.lowercased())
+        let sharing = await NotesAPI.entries(of: id, in: index)
         guard Set(sharing.filter(NotesLibrary.isNote).map(\.relativePath)).count > 1, let url = try? await api.locate(id),
             url.standardizedFileURL.path != entry.url.standardizedFileURL.path
         else { return (entry.url, entry.key) }
