@@ -43,4 +43,24 @@ struct StoreFileCacheTests {
         let rereads = faults.trace.filter { $0.call == .read }
         #expect(!rereads.isEmpty && rereads.allSatisfy { $0.name == recordURL.path }, "\(rereads)")
     }
+
+    @Test("the cache holds at most two generations of files; a file read again stays, files read once leave")
+    func cacheIsBounded() throws {
+        let cache = StoreFileCache(generationLimit: 100)
+        let old = DigestClock.now() - 10_000_000_000
+        func identity(_ index: Int) -> FileIdentity {
+            FileIdentity(device: 1, inode: UInt64(index + 10), size: 10, modificationTime: old, changeTime: old)
+        }
+        cache.remember("kept", at: "/store/kept", identity: identity(-1), referenceTime: DigestClock.now())
+        for index in 0..<1_000 {
+            cache.remember("record \(index)", at: "/store/\(index)", identity: identity(index), referenceTime: DigestClock.now())
+            // A file read on every open (store.json) is found each time and never leaves.
+            #expect(cache.value(at: "/store/kept", identity: identity(-1), as: String.self) == "kept")
+            #expect(cache.count <= 200)
+        }
+        #expect(cache.value(at: "/store/999", identity: identity(999), as: String.self) == "record 999")
+        #expect(cache.value(at: "/store/0", identity: identity(0), as: String.self) == nil)
+        // Another identity at the same path is not the remembered file.
+        #expect(cache.value(at: "/store/kept", identity: identity(-2), as: String.self) == nil)
+    }
 }

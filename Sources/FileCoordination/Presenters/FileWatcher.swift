@@ -12,7 +12,7 @@ import SystemPackage
 ///
 /// A reader thread waits in poll(2) on the inotify descriptor and on an eventfd that stops or
 /// pauses it. Events name a watched folder and an entry; rename halves share a cookie and are
-/// kept, so an item that left one name can be found under its new one. Files created or
+/// kept (when asked), so an item that left one name can be found under its new one. Files created or
 /// modified and not yet closed are known as being written, so that a half-written file is not
 /// taken for a change of its own. A queue overflow is reported as such: everything must be
 /// looked at again.
@@ -69,13 +69,20 @@ package final class FileWatcher: Sendable {
     private let state = Mutex(State())
     private let resumed = DispatchSemaphore(value: 0)
     private let deliver: Deliver
+    private let keepsRenames: Bool
+    /// Rename halves kept at most (a client that never forgets them, or renames nobody asks about):
+    /// beyond it, halves older than the last ``keptReads`` reads are dropped.
+    static let renameLimit = 4_096
+    static let keptReads = 64
 
     static let folderMask =
         UInt32(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ATTRIB | IN_MODIFY)
         | UInt32(IN_ONLYDIR) | UInt32(IN_DONT_FOLLOW) | UInt32(IN_EXCL_UNLINK)
 
     /// Starts a watcher; throws the errno of `inotify_init1` (EMFILE: `fs.inotify.max_user_instances`).
-    package init(faults: Faults = Faults(), deliver: @escaping Deliver) throws(Errno) {
+    /// With `keepsRenames`, rename halves are kept for ``destination(ofRenameFrom:)`` until
+    /// ``forgetRenames(through:)``; without, none are (a client that never asks must not pay for them).
+    package init(keepsRenames: Bool = false, faults: Faults = Faults(), deliver: @escaping Deliver) throws(Errno) {
         if let injected = faults.initialization { throw injected }
         let fd = inotify_init1(Int32(IN_CLOEXEC))
         guard fd >= 0 else { throw Errno(rawValue: errno) }
@@ -89,6 +96,7 @@ package final class FileWatcher: Sendable {
         self.wakeFD = wakeFD
         self.faults = faults
         self.deliver = deliver
+        self.keepsRenames = keepsRenames
         let thread = Thread { [self] in self.readLoop() }
         thread.name = "DocumentKit.FileWatcher"
         thread.start()
@@ -132,6 +140,9 @@ package final class FileWatcher: Sendable {
             state.renames.values.first { $0.from == path && $0.to != nil }?.to ?? nil
         }
     }
+
+    /// How many rename halves the watcher holds (for tests: it must stay bounded).
+    var keptRenameCount: Int { state.withLock { $0.renames.count } }
 
     /// Forgets rename halves of reads up to `read` (their events have been evaluated).
     func forgetRenames(through read: Int) {
@@ -262,13 +273,17 @@ package final class FileWatcher: Sendable {
                     continue
                 }
                 if let name { noteWriting(folder + "/" + name, header.mask, in: &state) }
-                if let name, header.cookie != 0 {
+                if keepsRenames, let name, header.cookie != 0 {
                     let path = folder + "/" + name
                     var halves = state.renames[header.cookie] ?? Rename(read: state.reads)
                     if header.mask & UInt32(IN_MOVED_FROM) != 0 { halves.from = path }
                     if header.mask & UInt32(IN_MOVED_TO) != 0 { halves.to = path }
                     halves.read = state.reads
                     state.renames[header.cookie] = halves
+                    if state.renames.count > Self.renameLimit {
+                        let oldest = state.reads - Self.keptReads
+                        state.renames = state.renames.filter { $0.value.read > oldest }
+                    }
                 }
                 events.append(Event(folder: folder, name: name, mask: header.mask, cookie: header.cookie))
             }

@@ -202,7 +202,7 @@ final class FolderWatches: Sendable {
         var warning: Warning?
         if !poll && state.watcher == nil && state.watcherFailure == nil {
             do throws(Errno) {
-                state.watcher = try FileWatcher(faults: state.hooks.faults, deliver: state.deliver)
+                state.watcher = try FileWatcher(keepsRenames: true, faults: state.hooks.faults, deliver: state.deliver)
             } catch {
                 state.watcherFailure = error
                 warning = warn("instances", in: &state, Self.instancesWarning(error, path: path, interval: interval))

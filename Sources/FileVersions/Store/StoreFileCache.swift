@@ -2,28 +2,58 @@ import DocumentKitSystem
 import FormatVersioning
 import Synchronization
 
-/// What this process last read from the small files of version stores (`store.json`, each
+/// What this process last read from the small files of a version store (`store.json`, each
 /// version's `record.json`), by path, with the identity the file had: opening a document reads
 /// them again only if they changed. A file is remembered only when it is older than the moment
 /// it was read began (the racy-timestamp rule of ``/FormatVersioning/CachedMemberDigest/isTrusted``), so
 /// a rewrite in place within the same clock tick is read again.
+///
+/// The cache is bounded, for a process that keeps versions for months: it holds two
+/// generations of at most ``generationLimit`` files each. New files go into the young one; when
+/// it is full it becomes the old one and the oldest generation is dropped; a file found in the
+/// old generation moves back to the young one. Files read again and again stay; files read once
+/// (a version kept long ago) leave after two generations.
 final class StoreFileCache: Sendable {
-    /// The process's cache.
-    static let shared = StoreFileCache()
-    /// Beyond this many files, the cache starts again (a store of 10,000 versions stays cached).
-    private static let limit = 65_536
+    /// Files per generation (a store whose documents keep up to this many versions each stays cached).
+    static let generationLimit = 4_096
 
     private struct Entry: Sendable {
         let identity: FileIdentity
         let value: any Sendable
     }
 
-    private let entries = Mutex<[String: Entry]>([:])
+    private struct Generations {
+        var young: [String: Entry] = [:]
+        var old: [String: Entry] = [:]
+
+        mutating func insert(_ entry: Entry, at path: String, limit: Int) {
+            young[path] = entry
+            if young.count >= limit {
+                old = young
+                young = [:]
+            }
+        }
+    }
+
+    private let generations = Mutex(Generations())
+    private let limit: Int
+
+    /// A cache of at most two generations of `generationLimit` files.
+    init(generationLimit: Int = StoreFileCache.generationLimit) {
+        limit = generationLimit
+    }
+
+    /// How many files the cache holds (for tests: it must stay bounded).
+    var count: Int { generations.withLock { $0.young.count + $0.old.count } }
 
     /// The value decoded from the file at `path` when it had `identity`, if it still has it.
     func value<T: Sendable>(at path: String, identity: FileIdentity, as type: T.Type) -> T? {
-        entries.withLock { entries in
-            guard let entry = entries[path], entry.identity == identity else { return nil }
+        generations.withLock { generations in
+            if let entry = generations.young[path] {
+                return entry.identity == identity ? entry.value as? T : nil
+            }
+            guard let entry = generations.old.removeValue(forKey: path), entry.identity == identity else { return nil }
+            generations.insert(entry, at: path, limit: limit)
             return entry.value as? T
         }
     }
@@ -33,13 +63,13 @@ final class StoreFileCache: Sendable {
     /// not older than that is not remembered.
     func remember<T: Sendable>(_ value: T, at path: String, identity: FileIdentity, referenceTime: Int64) {
         let trusted = CachedMemberDigest(identity: identity, sha256: "", referenceTime: referenceTime).isTrusted
-        entries.withLock { entries in
+        generations.withLock { generations in
+            generations.old[path] = nil
             guard trusted else {
-                entries[path] = nil
+                generations.young[path] = nil
                 return
             }
-            if entries.count >= Self.limit { entries.removeAll(keepingCapacity: true) }
-            entries[path] = Entry(identity: identity, value: value)
+            generations.insert(Entry(identity: identity, value: value), at: path, limit: limit)
         }
     }
 }
