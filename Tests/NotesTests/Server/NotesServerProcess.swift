@@ -177,6 +177,10 @@ struct ServerSentEvent: Sendable, Equatable {
         guard let object = try? JSONSerialization.jsonObject(with: Data(data.utf8)) as? [String: Any] else { return [:] }
         return object.compactMapValues { $0 as? String }
     }
+    /// The event's `conflicts` (the note's unresolved conflict versions), when it is a number.
+    var conflicts: Int? {
+        (try? JSONSerialization.jsonObject(with: Data(data.utf8)) as? [String: Any])?["conflicts"] as? Int
+    }
 }
 
 /// A connection to `GET /api/events`, read as it comes (on a thread of its own).

@@ -168,6 +168,17 @@ struct ServerEventTests {
         #expect(note.etag == etag && note.header("Conflicts") == "1" && note.object["body"] as? String == "tent\n")
         let listed = try await feed.server.get("/api/notes").objects.filter { $0["title"] as? String == "Trip" }
         #expect(listed.compactMap { $0["id"] as? String } == [feed.id], "the copy is no note of its own: \(listed)")
+        // The note's bytes never changed, but its conflicts did: one event says so, with the same tag.
+        let counted = about.filter { $0.conflicts == 1 }
+        #expect(counted.count == 1 && counted.first?.event == "changed" && counted.first?.json["etag"] == etag, "\(about)")
+
+        // Resolved by keeping the note as it is: again no byte of the note changes, and one event says 0.
+        let resolved = try await feed.server.request(
+            "POST", "/api/notes/\(feed.id)/conflicts/resolve", headers: ["If-Match": etag], json: ["keep": "current"])
+        #expect(resolved.status == 200 && resolved.etag == etag, "\(resolved.text)")
+        let afterResolving = feed.events(about: feed.id, in: try await feed.settle("2")).dropFirst(about.count)
+        #expect(afterResolving.map(\.event) == ["changed"], "\(afterResolving)")
+        #expect(afterResolving.first?.conflicts == 0 && afterResolving.first?.json["etag"] == etag)
     }
 
     @Test func aSyncEngineReplacingMembersByRenameGivesOneChangedEventWithTheNewETag() async throws {

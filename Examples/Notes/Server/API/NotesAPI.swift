@@ -56,6 +56,19 @@ struct NotesAPI: Sendable {
         return (try? Data(contentsOf: manifest)).map { EntityTag(digest: NotesAPI.sha256($0)) }
     }
 
+    /// How many unresolved conflict versions the note at `url` has (nil when its versions can't be listed).
+    func conflictCount(at url: URL) -> Int? {
+        (try? library.store.versions(ofItemAt: url))?.unresolvedConflicts.count
+    }
+
+    /// ``conflictCount(at:)`` under a coordinated read of the note: after a conflict copy that is
+    /// being kept as a conflict version (under a coordinated write of the note) is in the store.
+    func coordinatedConflictCount(at url: URL) async -> Int? {
+        try? await library.coordinator.coordinate(with: [.readingIntent(with: url)]) { granted in
+            conflictCount(at: granted[0].url)
+        }
+    }
+
     static func sha256(_ data: Data) -> String { data.withUnsafeBytes { MemberHasher.sha256(of: $0) } }
 
     /// The note `id` as the API shows it, read under a coordinated read so that its tag and

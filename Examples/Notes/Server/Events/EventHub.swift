@@ -8,7 +8,9 @@ import Foundation
 /// grows by one per event. The last ``capacity`` events are kept, so that a client that comes
 /// back with `Last-Event-ID` gets what it missed; one from another epoch, or further behind,
 /// gets a `reset` event (list again). A note's state is published once: the same note with the
-/// same tag again (the server's own write, seen once more by the index) is not a new event.
+/// same tag again (the server's own write, seen once more by the index) is not a new event, unless
+/// its number of unresolved conflict versions changed (a conflict resolved by keeping the note as
+/// it is, or one kept from a sync engine's copy, changes no byte of the note).
 actor EventHub {
     /// What happened to a note.
     enum Kind: String, Sendable {
@@ -24,8 +26,10 @@ actor EventHub {
         /// The note's new tag (quoted); nil when deleted, or when the note can't be read.
         let etag: String?
         let url: String?
+        /// How many unresolved conflict versions the note has; nil when deleted or not known.
+        let conflicts: Int?
 
-        private enum CodingKeys: String, CodingKey { case kind, id, title, etag, url }
+        private enum CodingKeys: String, CodingKey { case kind, id, title, etag, url, conflicts }
 
         func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
@@ -34,6 +38,7 @@ actor EventHub {
             try container.encode(title, forKey: .title)
             try container.encode(etag, forKey: .etag)
             try container.encode(url, forKey: .url)
+            try container.encode(conflicts, forKey: .conflicts)
         }
     }
 
@@ -63,8 +68,15 @@ actor EventHub {
     private var sequence: UInt64 = 0
     private var journal: [Event] = []
     private var journalStart = 0
-    /// The last tag published per note id ("deleted" after a deletion).
-    private var lastState: [String: String] = [:]
+    /// What was last published of a note: its tag ("deleted" after a deletion, "unreadable"
+    /// without one) and its unresolved conflicts, when known.
+    private struct NoteState: Equatable {
+        var tag: String
+        var conflicts: Int?
+    }
+
+    /// The state last published per note id.
+    private var lastState: [String: NoteState] = [:]
     private var subscribers: [UUID: AsyncStream<Message>.Continuation] = [:]
     private var finished = false
 
@@ -83,31 +95,41 @@ actor EventHub {
     /// How many clients listen now.
     var subscriberCount: Int { subscribers.count }
 
-    /// Publishes a note's new state, unless it is the state last published for it.
-    func publish(_ kind: Kind, id: String, title: String?, etag: String?) {
-        let state = etag ?? "unreadable"
-        guard lastState[id] != state else { return }
+    /// Whether a note with tag `etag` would be a new state (its conflicts aside): the caller
+    /// counts the note's conflicts only then.
+    func isNew(id: String, etag: String?) -> Bool {
+        lastState[id]?.tag != etag ?? "unreadable"
+    }
+
+    /// Publishes a note's new state, unless it is the state last published for it: the same tag
+    /// and, when `conflicts` is given, the same number of unresolved conflicts.
+    func publish(_ kind: Kind, id: String, title: String?, etag: String?, conflicts: Int? = nil) {
+        let tag = etag ?? "unreadable"
+        let last = lastState[id]
+        if let last, last.tag == tag, conflicts == nil || conflicts == last.conflicts { return }
         // A note never seen before but already known to the feed as created stays "changed".
-        let kind = kind == .created && lastState[id] != nil && lastState[id] != "deleted" ? .changed : kind
-        lastState[id] = state
-        append(Event(sequence: sequence + 1, kind: kind, id: id, title: title, etag: etag, url: APIPath.note(id)))
+        let kind = kind == .created && last != nil && last?.tag != "deleted" ? .changed : kind
+        let known = conflicts ?? (last?.tag == tag ? last?.conflicts : nil)
+        lastState[id] = NoteState(tag: tag, conflicts: known)
+        append(Event(sequence: sequence + 1, kind: kind, id: id, title: title, etag: etag, url: APIPath.note(id), conflicts: known))
     }
 
     /// Publishes a note's new state as the API shows it.
     func publish(_ kind: Kind, note: NoteResource) {
-        publish(kind, id: note.id, title: note.title, etag: note.etag.isEmpty ? nil : note.etag)
+        publish(kind, id: note.id, title: note.title, etag: note.etag.isEmpty ? nil : note.etag, conflicts: note.conflicts)
     }
 
     /// Publishes a deletion, unless it was published already.
     func publishDeletion(id: String, title: String?) {
-        guard lastState[id] != "deleted" else { return }
-        lastState[id] = "deleted"
-        append(Event(sequence: sequence + 1, kind: .deleted, id: id, title: title, etag: nil, url: nil))
+        guard lastState[id]?.tag != "deleted" else { return }
+        lastState[id] = NoteState(tag: "deleted", conflicts: nil)
+        append(Event(sequence: sequence + 1, kind: .deleted, id: id, title: title, etag: nil, url: nil, conflicts: nil))
     }
 
-    /// Remembers a note's current tag without publishing it (the state the feed starts from).
-    func assume(id: String, etag: String?) {
-        lastState[id] = etag ?? "unreadable"
+    /// Remembers a note's current tag (and conflicts, when known) without publishing it (the
+    /// state the feed starts from).
+    func assume(id: String, etag: String?, conflicts: Int? = nil) {
+        lastState[id] = NoteState(tag: etag ?? "unreadable", conflicts: conflicts)
     }
 
     private func append(_ event: Event) {
@@ -115,7 +137,7 @@ actor EventHub {
         journal.append(event)
         if journal.count - journalStart > capacity {
             journalStart += 1
-            if journalStart > capacity {
+            if journalStart > capacity / 4 {
                 journal.removeFirst(journalStart)
                 journalStart = 0
             }

@@ -59,7 +59,10 @@ struct LibraryWatcher: Service {
             guard let id = Self.identifier(entry) else { continue }
             // A copy sharing the id went (`rm -rf` of a `cp -r`, an adopted conflict copy): the note is still there.
             if let left = await package(stillHolding: id, after: entry) {
-                await hub.publish(.changed, id: id, title: entry.key, etag: api.tag(at: left)?.description)
+                // A sync engine's copy that went was most likely kept as a conflict version: counted again,
+                // once that is done (it moves the copy into the store first, under a write of the note).
+                let conflicts = ConflictCopyName(parsing: entry.relativePath) != nil ? await api.coordinatedConflictCount(at: left) : nil
+                await hub.publish(.changed, id: id, title: entry.key, etag: api.tag(at: left)?.description, conflicts: conflicts)
             } else {
                 await hub.publishDeletion(id: id, title: entry.key)
             }
@@ -74,7 +77,10 @@ struct LibraryWatcher: Service {
         for (entry, kind) in touched where NotesLibrary.isNote(entry) && ConflictCopyName(parsing: entry.relativePath) == nil {
             guard let id = Self.identifier(entry) else { continue }
             let (url, title) = await shown(id, changedAt: entry)
-            await hub.publish(kind, id: id, title: title, etag: api.tag(at: url)?.description)
+            let etag = api.tag(at: url)?.description
+            // Conflicts are counted for a new state only (this server's own writes come back here, already published).
+            let conflicts = await hub.isNew(id: id, etag: etag) ? api.conflictCount(at: url) : nil
+            await hub.publish(kind, id: id, title: title, etag: etag, conflicts: conflicts)
         }
     }
 

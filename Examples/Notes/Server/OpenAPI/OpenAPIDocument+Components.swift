@@ -122,10 +122,12 @@ extension OpenAPIDocument {
               "conflict": {"type": "boolean"}, "resolved": {"type": "boolean"}
             }},
           "EntityTagOrEmpty": {"type": "string", "pattern": "^(\"[0-9a-f]{64}\")?$", "description": "An entity tag, or empty when the state has none."},
-          "EventData": {"type": "object", "additionalProperties": false, "required": ["kind", "id", "title", "etag", "url"],
+          "EventData": {"type": "object", "additionalProperties": false, "required": ["kind", "id", "title", "etag", "url", "conflicts"],
             "properties": {
               "kind": {"type": "string", "enum": ["created", "changed", "deleted"]}, "id": {"type": "string"}, "title": {"type": ["string", "null"]},
-              "etag": {"oneOf": [{"$ref": "#/components/schemas/EntityTag"}, {"type": "null"}]}, "url": {"type": ["string", "null"]}
+              "etag": {"oneOf": [{"$ref": "#/components/schemas/EntityTag"}, {"type": "null"}]}, "url": {"type": ["string", "null"]},
+              "conflicts": {"type": ["integer", "null"], "minimum": 0,
+                "description": "The note's unresolved conflict versions; null when deleted or not counted. A change of this number alone is an event."}
             }},
           "Error": {"type": "object", "additionalProperties": false, "required": ["error"],
             "properties": {"error": {"type": "object", "additionalProperties": false, "required": ["status", "code", "message"],
