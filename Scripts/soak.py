@@ -195,7 +195,10 @@ def main():
                 subprocess.run(["rm", "-rf", copy])
             time.sleep(0.2)
 
-    # Warm-up: the first 10% of the requests, then the baseline.
+    # Warm-up: the first 10% of the requests, with the CLI and the shell already beside them (the
+    # same mix as after it: what their first use allocates once is not growth), then the baseline.
+    side = threading.Thread(target=cli_and_shell, daemon=True)
+    side.start()
     total = args.requests
     warm = total // 10
     remaining[0] = warm
@@ -206,8 +209,6 @@ def main():
     baseline = proc_stats(server.pid)
     print(f"soak: after warm-up ({warm} requests): {baseline}", flush=True)
 
-    side = threading.Thread(target=cli_and_shell, daemon=True)
-    side.start()
     remaining[0] = total - warm
     started = time.time()
     workers = [threading.Thread(target=worker, args=(100 + i,)) for i in range(args.clients)]

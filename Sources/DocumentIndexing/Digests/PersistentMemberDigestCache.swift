@@ -189,6 +189,10 @@ public final class PersistentMemberDigestCache: MemberDigestCache {
             let database = try DatabaseQueue(path: path, configuration: configuration)
             let problem = try database.inDatabase { db -> String? in
                 _ = try? db.execute(sql: "PRAGMA journal_mode = WAL")
+                // A cache: a commit need not reach the disk before the save it was made in goes on
+                // (WAL with NORMAL is never damaged by a crash, it may only forget the last commits,
+                // whose packages are then hashed again). Was an `fdatasync` per open and per save.
+                _ = try? db.execute(sql: "PRAGMA synchronous = NORMAL")
                 return try DigestSchema.prepare(db)
             }
             if let problem {

@@ -120,7 +120,7 @@ extension VersionStore {
         var placed = false
         defer { if !placed { _ = try? removeItem(temporary.path, in: AT_FDCWD, using: fileSystem) } }
         let made = try fill(temporary, temporary.appendingPathComponent("item", isDirectory: isPackage))
-        try writeRecord(record, in: temporary)
+        try writeRecord(record, inNewEntry: temporary)
         let final = documentFolder.appendingPathComponent(record.id, isDirectory: true)
         do { try fileSystem.rename(temporary.path, in: AT_FDCWD, to: final.path, in: AT_FDCWD) } catch {
             if let existing = existingVersion(record.id, in: documentFolder, itemURL: itemURL) { return (existing, final) }
@@ -145,12 +145,8 @@ extension VersionStore {
         try copier.copy(
             source.lastPathComponent, in: parent.rawValue, sourcePath: source.path, as: "item", in: entryFolder.rawValue,
             destinationPath: "item", previous: newest.map { (descriptor: Descriptor) -> (directory: CInt, name: String) in (descriptor.rawValue, "item") })
-        if durability == .durable {
-            do { try fileSystem.synchronizeDirectory(entryFolder.rawValue, name: entry.path) } catch {
-                throw DocumentKitError(error, operation: .save, path: source.path, step: "flushing the new version (fsync)", originalIsIntact: true)
-            }
-        }
-        return withExtendedLifetime(newest) { copier.made }
+        // The entry's folder is flushed with its record (``writeRecord(_:inNewEntry:)``).
+        return withExtendedLifetime((newest, entryFolder)) { copier.made }
     }
 
     /// The version entry of a document folder put in place last (the latest `ctime`: the rename
@@ -261,6 +257,28 @@ extension VersionStore {
     }
 
     /// Writes `record.json` in `entry` atomically (replacing one that is there).
+    /// Writes the record of an entry not in place yet (hidden: nobody reads it, so no
+    /// replace-by-rename is needed) and then flushes the entry's folder once, with whatever was
+    /// put in it before: the entry is complete on disk before it is renamed into place.
+    func writeRecord(_ record: VersionRecord, inNewEntry entry: URL) throws(DocumentKitError) {
+        let folder = try openFolder(entry, "opening the new version")
+        let path = entry.appendingPathComponent(VersionRecord.fileName).path
+        do throws(Errno) {
+            let file = try fileSystem.open(VersionRecord.fileName, in: folder.rawValue, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW)
+            do throws(Errno) {
+                try fileSystem.write(file, record.encoded(), name: path)
+                if durability == .durable { try fileSystem.synchronize(file, name: path) }
+            } catch {
+                try? fileSystem.close(file, name: path)
+                throw error
+            }
+            try fileSystem.close(file, name: path)
+            if durability == .durable { try fileSystem.synchronizeDirectory(folder.rawValue, name: entry.path) }
+        } catch {
+            throw DocumentKitError(error, operation: .save, path: path, step: "writing the new version's record", originalIsIntact: true)
+        }
+    }
+
     func writeRecord(_ record: VersionRecord, in entry: URL) throws(DocumentKitError) {
         try FileWrapper(regularFileWithContents: record.encoded())
             .write(to: entry.appendingPathComponent(VersionRecord.fileName), options: SaveOptions(durability: durability, fileSystem: fileSystem))

@@ -68,7 +68,9 @@ extension NotesAPI {
                 throw NotesError(error, note: document.content.title)
             }
             let new = tag(at: place)
-            return (resource(of: document, at: place, tag: new), new, true)
+            // Opened and saved under this write: a note not in conflict then has none (no listing of its versions).
+            let known: [FileVersion]? = document.documentState.contains(.inConflict) ? nil : []
+            return (resource(of: document, at: place, tag: new, conflicts: known), new, true)
         }
         if result.2 { await events.publish(.changed, note: result.0) }
         return (result.0, result.1)
