@@ -88,7 +88,22 @@ public enum DocumentArchiver {
             roots.append((Descriptor(owning: fd), name, path))
         }
         roots.sort { UTF8Order.compare($0.name, $1.name) < 0 }
+        let sortedRoots = roots
+        return try await ArchiveThread.run(named: "DocumentKit.export") { cancellation throws(DocumentKitError) in
+            try write(
+                sortedRoots, to: archiveURL, archivePath: archivePath, options: options, coordinator: coordinator,
+                fileSystem: fileSystem, progress: progress, cancellation: cancellation)
+        }
+    }
+
+    /// The blocking part of ``export(itemsAt:to:options:coordinator:using:progress:)``, on a thread of its own.
+    private static func write(
+        _ roots: [(parent: Descriptor, name: String, path: String)], to archiveURL: URL, archivePath: String,
+        options: ArchiveExportOptions, coordinator: FileCoordinator?, fileSystem: FileSystem,
+        progress: ArchiveProgressHandler?, cancellation: CancellationFlag
+    ) throws(DocumentKitError) -> ArchiveExportSummary {
         var walk = ExportWalk(options: options, fileSystem: fileSystem, progress: progress)
+        walk.cancellation = cancellation
         if progress != nil {
             for root in roots { try walk.count(root.name, in: root.parent.rawValue, path: root.path, entryPath: root.name) }
         }
@@ -143,6 +158,8 @@ struct ExportWalk {
     let fileSystem: FileSystem
     var writer: ArchiveWriter?
     var reporter: ProgressReporter
+    /// The export's task was cancelled (the walk runs on a thread of its own).
+    var cancellation: CancellationFlag?
     static let chunkSize = 1 << 20
 
     init(options: ArchiveExportOptions, fileSystem: FileSystem, progress: ArchiveProgressHandler?) {
@@ -185,7 +202,7 @@ struct ExportWalk {
     }
 
     private func checkCancellation(_ path: String) throws(DocumentKitError) {
-        if Task.isCancelled {
+        if Task.isCancelled || cancellation?.isCancelled == true {
             throw DocumentKitError(
                 .cancelled, operation: .save, path: path, originalIsIntact: true, detail: "The export was cancelled; nothing was written.")
         }
