@@ -15,7 +15,7 @@ import Synchronization
 /// (a version kept long ago) leave after two generations.
 final class StoreFileCache: Sendable {
     /// Files per generation (a store whose documents keep up to this many versions each stays cached).
-    static let generationLimit = 4_096
+    static let generationLimit = 2_048
 
     private struct Entry: Sendable {
         let identity: FileIdentity

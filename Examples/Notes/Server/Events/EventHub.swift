@@ -25,7 +25,8 @@ actor EventHub {
         let title: String?
         /// The note's new tag (quoted); nil when deleted, or when the note can't be read.
         let etag: String?
-        let url: String?
+        /// Where the note is read; nil when deleted. (Made when encoded: the journal keeps thousands of events.)
+        var url: String? { kind == .deleted ? nil : APIPath.note(id) }
         /// How many unresolved conflict versions the note has; nil when deleted or not known.
         let conflicts: Int?
 
@@ -80,7 +81,7 @@ actor EventHub {
     private var subscribers: [UUID: AsyncStream<Message>.Continuation] = [:]
     private var finished = false
 
-    init(capacity: Int = 10_000, subscriberBuffer: Int = 1_000) {
+    init(capacity: Int = 4_096, subscriberBuffer: Int = 1_000) {
         epoch = String(format: "%08x", UInt32.random(in: 0...UInt32.max))
         self.capacity = capacity
         self.subscriberBuffer = subscriberBuffer
@@ -111,7 +112,7 @@ actor EventHub {
         let kind = kind == .created && last != nil && last?.tag != "deleted" ? .changed : kind
         let known = conflicts ?? (last?.tag == tag ? last?.conflicts : nil)
         lastState[id] = NoteState(tag: tag, conflicts: known)
-        append(Event(sequence: sequence + 1, kind: kind, id: id, title: title, etag: etag, url: APIPath.note(id), conflicts: known))
+        append(Event(sequence: sequence + 1, kind: kind, id: id, title: title, etag: etag, conflicts: known))
     }
 
     /// Publishes a note's new state as the API shows it.
@@ -123,7 +124,7 @@ actor EventHub {
     func publishDeletion(id: String, title: String?) {
         guard lastState[id]?.tag != "deleted" else { return }
         lastState[id] = NoteState(tag: "deleted", conflicts: nil)
-        append(Event(sequence: sequence + 1, kind: .deleted, id: id, title: title, etag: nil, url: nil, conflicts: nil))
+        append(Event(sequence: sequence + 1, kind: .deleted, id: id, title: title, etag: nil, conflicts: nil))
     }
 
     /// Remembers a note's current tag (and conflicts, when known) without publishing it (the
