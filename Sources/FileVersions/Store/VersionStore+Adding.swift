@@ -256,15 +256,17 @@ extension VersionStore {
         return Self.version(from: record, itemURL: itemURL, contents: contents)
     }
 
-    /// Writes `record.json` in `entry` atomically (replacing one that is there).
-    /// Writes the record of an entry not in place yet (hidden: nobody reads it, so no
-    /// replace-by-rename is needed) and then flushes the entry's folder once, with whatever was
-    /// put in it before: the entry is complete on disk before it is renamed into place.
+    /// Writes the record of an entry not in place yet and then flushes the entry's folder once,
+    /// with whatever was put in it before: the entry is complete on disk before it is renamed into
+    /// place. The record is flushed under a temporary name and renamed to `record.json`, so that a
+    /// process completing interrupted entries (`Formats/version-store/v2`) never sees a record
+    /// that is not on disk; nothing else is there to replace, so no more is needed.
     func writeRecord(_ record: VersionRecord, inNewEntry entry: URL) throws(DocumentKitError) {
         let folder = try openFolder(entry, "opening the new version")
+        let temporary = TemporaryName.make(for: VersionRecord.fileName, purpose: "tmp")
         let path = entry.appendingPathComponent(VersionRecord.fileName).path
         do throws(Errno) {
-            let file = try fileSystem.open(VersionRecord.fileName, in: folder.rawValue, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW)
+            let file = try fileSystem.open(temporary, in: folder.rawValue, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW)
             do throws(Errno) {
                 try fileSystem.write(file, record.encoded(), name: path)
                 if durability == .durable { try fileSystem.synchronize(file, name: path) }
@@ -273,12 +275,14 @@ extension VersionStore {
                 throw error
             }
             try fileSystem.close(file, name: path)
+            try fileSystem.rename(temporary, in: folder.rawValue, to: VersionRecord.fileName, in: folder.rawValue)
             if durability == .durable { try fileSystem.synchronizeDirectory(folder.rawValue, name: entry.path) }
         } catch {
             throw DocumentKitError(error, operation: .save, path: path, step: "writing the new version's record", originalIsIntact: true)
         }
     }
 
+    /// Writes `record.json` in `entry` atomically (replacing one that is there).
     func writeRecord(_ record: VersionRecord, in entry: URL) throws(DocumentKitError) {
         try FileWrapper(regularFileWithContents: record.encoded())
             .write(to: entry.appendingPathComponent(VersionRecord.fileName), options: SaveOptions(durability: durability, fileSystem: fileSystem))
