@@ -121,7 +121,7 @@ let package = Package(
         .executableTarget(
             name: "notes",
             dependencies: [
-                "DocumentKit", "CArchive",
+                "DocumentKit", "CArchive", "CDocumentKitShims",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),

@@ -228,8 +228,14 @@ def main():
     stop.set()
     side.join(timeout=30)
     for listener in listeners: listener.join(timeout=35)
-    time.sleep(3)
-    end = proc_stats(server.pid)
+    # Idle: threads that served the load (GCD's workers, which it retires after a few idle
+    # seconds) and connections that close may take a moment; wait up to 30 s for them.
+    deadline = time.time() + 30
+    while True:
+        time.sleep(3)
+        end = proc_stats(server.pid)
+        if (end["fds"] <= baseline["fds"] and end["threads"] <= baseline["threads"]) or time.time() > deadline:
+            break
     print(f"soak: {total - warm} requests in {elapsed:.1f} s ({(total - warm) / elapsed:.0f}/s); statuses {dict(sorted(statuses.items()))}; "
           f"{events_seen[0]} events heard; peak {peak}; idle after: {end}", flush=True)
 

@@ -50,7 +50,7 @@ struct NotesServer {
             configuration: .init(
                 address: .hostname(host, port: port), serverName: "notes",
                 availableConnectionsDelegate: MaximumAvailableConnections(maximumConnections)),
-            services: [LibraryWatcher(api: api, heartbeat: heartbeat)],
+            services: [LibraryWatcher(api: api, heartbeat: heartbeat), MemoryTrimmer(interval: .seconds(5))],
             onServerRunning: { channel in ready(channel.localAddress?.port ?? port) },
             logger: logger)
         var configuration = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)

@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 #include <sys/types.h>
+#include <malloc.h>  // malloc_trim, for long-running processes (Glibc's module leaves it out)
 
 #include "DocumentKitWatching.h"
 

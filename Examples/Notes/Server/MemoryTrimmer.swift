@@ -1,0 +1,23 @@
+import CDocumentKitShims
+import ServiceLifecycle
+
+/// Gives the memory the server freed back to the system every few seconds (`malloc_trim`).
+///
+/// glibc keeps what a thread frees in that thread's arena for its next allocations; a server's
+/// requests run on many threads (NIO's, Swift's pool, DocumentKit's I/O threads), so freed
+/// memory piles up in a dozen arenas and stays resident although nothing uses it: in the soak,
+/// half of what malloc held. Trimming costs a walk of the arenas, well under a millisecond here.
+struct MemoryTrimmer: Service {
+    /// How often the server trims.
+    let interval: Duration
+
+    func run() async throws {
+        // Ends at once on shutdown (the sleep is cancelled), so that SIGTERM waits for nothing here.
+        try? await cancelWhenGracefulShutdown {
+            while true {
+                try await Task.sleep(for: interval)
+                _ = malloc_trim(0)
+            }
+        }
+    }
+}
