@@ -63,4 +63,33 @@ struct StoreFileCacheTests {
         // Another identity at the same path is not the remembered file.
         #expect(cache.value(at: "/store/kept", identity: identity(-2), as: String.self) == nil)
     }
+
+    @Test("an entry found whole is looked at again once a name in it changes: a record's sync-conflict copy is removed, contents gone are a problem")
+    func entriesAreCheckedAgainWhenTheyChange() throws {
+        let library = try VersionLibrary()
+        let item = library.item("b.txt")
+        try library.writeFile("b.txt", "current")
+        let store = VersionStore(libraryURL: library.url, pruning: .keepAll)
+        var kept: [FileVersion] = []
+        for index in 0..<3 {
+            let source = try library.writeFile("source.txt", "version \(index)")
+            kept.append(try store.addVersion(ofItemAt: item, withContentsOf: source, byMoving: true))
+        }
+        usleep(100_000)  // older than the racy-timestamp margin: the entries are remembered
+        #expect(try store.versions(ofItemAt: item).others.count == 3)
+        #expect(try store.versions(ofItemAt: item).problems.isEmpty)
+
+        // A sync engine's copy of a record, beside it: removed at the next listing.
+        let entry = kept[0].url.deletingLastPathComponent()
+        let copy = entry.appendingPathComponent("record.sync-conflict-20261127-120000-ABCDEFG.json")
+        try FileManager.default.copyItem(at: entry.appendingPathComponent("record.json"), to: copy)
+        #expect(try store.versions(ofItemAt: item).others.count == 3)
+        #expect(!FileManager.default.fileExists(atPath: copy.path))
+
+        // A version whose contents went: a problem of the next listing, not a version.
+        try FileManager.default.removeItem(at: kept[1].url)
+        let listing = try store.versions(ofItemAt: item)
+        #expect(Set(listing.others.map(\.persistentIdentifier)) == Set([kept[0], kept[2]].map(\.persistentIdentifier)))
+        #expect(listing.problems.contains { $0.code == .notFound && $0.path == kept[1].url.path }, "\(listing.problems)")
+    }
 }

@@ -186,6 +186,12 @@ extension VersionStore {
         decode: (Data) throws(DocumentKitError) -> T
     ) throws(DocumentKitError) -> T? {
         let referenceTime = DigestClock.now()
+        // Known and unchanged: one `lstat`, nothing opened (a listing does this for every version).
+        if let status = try? fileSystem.status(of: file.path, in: AT_FDCWD), status.kind == .regular,
+            let known = fileCache.value(at: file.path, identity: status.identity, as: T.self)
+        {
+            return known
+        }
         let fd: CInt
         do { fd = try fileSystem.open(file.path, in: AT_FDCWD, flags: O_RDONLY | O_NOFOLLOW) } catch {
             if error == .noSuchFileOrDirectory || error == .notDirectory { return nil }

@@ -1,5 +1,6 @@
 import DocumentKitSystem
 import Foundation
+import FormatVersioning
 import Logging
 
 extension VersionStore {
@@ -91,11 +92,8 @@ extension VersionStore {
                         detail: "The record names version \(record.id), not \(name).")
                 }
                 let item = entry.appendingPathComponent("item", isDirectory: record.kind == "package")
-                guard FileManager.default.fileExists(atPath: item.path) else {
-                    throw DocumentKitError(.notFound, operation: .read, path: item.path, detail: "The version's contents are gone.")
-                }
+                try checkEntry(entry, item: item)
                 versions.append(Self.version(from: record, itemURL: itemURL, contents: item))
-                removeConflictCopiesOfRecord(in: entry)
             } catch {
                 problems.append(error)
             }
@@ -108,14 +106,38 @@ extension VersionStore {
         return (versions, problems)
     }
 
+    /// That the entry's contents are there, and that no sync engine left copies of its record
+    /// beside it (removed). An entry found so is remembered with its folder's identity: while no
+    /// name in it is added or removed (its modification and change times stay), a listing looks
+    /// at it with one `lstat`, not an `lstat` of its item and a listing of the folder.
+    private func checkEntry(_ entry: URL, item: URL) throws(DocumentKitError) {
+        let referenceTime = DigestClock.now()
+        let status = try? fileSystem.status(of: entry.path, in: AT_FDCWD)
+        let key = entry.path + "/"
+        if let status, fileCache.value(at: key, identity: status.identity, as: CheckedEntry.self) != nil { return }
+        guard (try? fileSystem.status(of: item.path, in: AT_FDCWD)) != nil else {
+            throw DocumentKitError(.notFound, operation: .read, path: item.path, detail: "The version's contents are gone.")
+        }
+        if removeConflictCopiesOfRecord(in: entry) { return }
+        if let status { fileCache.remember(CheckedEntry(), at: key, identity: status.identity, referenceTime: referenceTime) }
+    }
+
+    /// What ``checkEntry(_:item:)`` remembers of an entry it found whole.
+    private struct CheckedEntry: Sendable {}
+
     /// Removes the conflict copies a sync engine made of a version's record (`record.sync-conflict-….json`):
     /// two machines that kept the same version (the same id: the same contents) wrote records
     /// that differ only in when and where; the one in place is as good.
-    func removeConflictCopiesOfRecord(in entry: URL) {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: entry.path), names.count > 2 else { return }
+    /// Returns whether it removed any.
+    @discardableResult
+    func removeConflictCopiesOfRecord(in entry: URL) -> Bool {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: entry.path), names.count > 2 else { return false }
+        var removed = false
         for name in names where ConflictCopyName(parsing: name)?.originalName == VersionRecord.fileName {
             try? FileManager.default.removeItem(at: entry.appendingPathComponent(name))
+            removed = true
         }
+        return removed
     }
 
     func readRecord(in entry: URL) throws(DocumentKitError) -> VersionRecord {
