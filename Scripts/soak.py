@@ -7,7 +7,8 @@ beside them, and two event streams listening. It fails (exit 1) on any 5xx, on a
 write that is lost (every PUT appends a line of its own; every line acknowledged must be in the
 note at the end), when resident memory (VmRSS), or the part of it the server owns (RssAnon: heap
 and stacks, not the pages of its program and libraries), grows by more than 10% after warm-up, or when the
-server's descriptors and threads don't return to where they were after warm-up once it is idle.
+server's descriptors and threads (its own: GCD's workers, which libdispatch adds and retires as it
+sees fit, are only reported) don't return to where they were after warm-up once it is idle.
 
 Usage: Scripts/soak.py --notes-binary PATH [--notes 1000] [--requests 100000] [--clients 8]
 """
@@ -20,11 +21,23 @@ def proc_stats(pid):
             if line.startswith(("VmRSS:", "RssAnon:", "RssFile:")):
                 fields[line.split(":")[0]] = int(line.split()[1])
     fds = len(os.listdir(f"/proc/{pid}/fd"))
-    threads = len(os.listdir(f"/proc/{pid}/task"))
+    # GCD's worker threads (Swift's cooperative pool runs on them) come and go with the load, as
+    # libdispatch decides; every other thread is the server's own and must come back.
+    threads = gcd = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/comm") as f:
+                name = f.read().strip()
+        except OSError:
+            continue
+        threads += 1
+        if name.endswith("-qos") or "qos.overcommit" in name:
+            gcd += 1
     # anon_kib: the memory the process owns (heap, stacks); file_kib: pages of its program and
     # libraries that are resident (clean, shared, given back under pressure; they grow as more of
     # the code runs, up to the size of the files).
-    return {"rss_kib": fields["VmRSS"], "anon_kib": fields["RssAnon"], "file_kib": fields["RssFile"], "fds": fds, "threads": threads}
+    return {"rss_kib": fields["VmRSS"], "anon_kib": fields["RssAnon"], "file_kib": fields["RssFile"], "fds": fds,
+            "threads": threads - gcd, "gcd_threads": gcd}
 
 class Client:
     def __init__(self, port):

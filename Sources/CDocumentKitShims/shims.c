@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <malloc.h>
+#include <pthread.h>
 
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE (1 << 0)
@@ -165,4 +166,11 @@ int dk_list_names(const char *path, char *names, int size) {
 unsigned long long dk_heap_in_use(void) {
     struct mallinfo2 info = mallinfo2();
     return (unsigned long long)info.uordblks + (unsigned long long)info.hblkhd;
+}
+
+int dk_name_current_thread(const char *name) {
+    char shortened[16];
+    strncpy(shortened, name, sizeof shortened - 1);
+    shortened[sizeof shortened - 1] = 0;
+    return pthread_setname_np(pthread_self(), shortened);
 }

@@ -89,7 +89,7 @@ public enum DocumentArchiver {
         }
         roots.sort { UTF8Order.compare($0.name, $1.name) < 0 }
         let sortedRoots = roots
-        return try await ArchiveThread.run(named: "DocumentKit.export") { cancellation throws(DocumentKitError) in
+        return try await ArchiveThread.run(named: "dk.export") { cancellation throws(DocumentKitError) in
             try write(
                 sortedRoots, to: archiveURL, archivePath: archivePath, options: options, coordinator: coordinator,
                 fileSystem: fileSystem, progress: progress, cancellation: cancellation)

@@ -25,6 +25,7 @@ enum ArchiveThread {
         let result: Result<T, DocumentKitError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let thread = Thread {
+                    nameCurrentThread(name)
                     do throws(DocumentKitError) {
                         continuation.resume(returning: .success(try body(flag)))
                     } catch {

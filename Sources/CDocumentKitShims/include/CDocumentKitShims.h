@@ -68,4 +68,7 @@ extern const int DK_AT_SYMLINK_NOFOLLOW;
 extern const int DK_AT_REMOVEDIR;
 extern const int DK_AT_FDCWD;
 
+/// Names the calling thread (pthread_setname_np; Linux keeps 15 bytes, longer names are cut).
+int dk_name_current_thread(const char *name);
+
 #endif

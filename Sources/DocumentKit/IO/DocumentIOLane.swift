@@ -1,4 +1,5 @@
 import Dispatch
+import DocumentKitSystem
 import Foundation
 import Synchronization
 
@@ -25,7 +26,10 @@ final class DocumentIOPool: @unchecked Sendable {
 
     init(threads: Int) {
         for index in 0..<threads {
-            let thread = Thread { [self] in self.run() }
+            let thread = Thread { [self] in
+                nameCurrentThread("dk.io.\(index)")
+                self.run()
+            }
             thread.name = "DocumentKit.io.\(index)"
             thread.start()
         }

@@ -1,4 +1,5 @@
 import Dispatch
+import DocumentKitSystem
 import Foundation
 import Synchronization
 
@@ -17,7 +18,10 @@ final class BlockingCalls: @unchecked Sendable {
 
     init(threads: Int) {
         for index in 0..<threads {
-            let thread = Thread { [self] in self.serve() }
+            let thread = Thread { [self] in
+                nameCurrentThread("dk.blocking.\(index)")
+                self.serve()
+            }
             thread.name = "DocumentKit.blocking.\(index)"
             thread.start()
         }

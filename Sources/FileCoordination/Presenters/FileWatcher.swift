@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CDocumentKitShims
 import Dispatch
+import DocumentKitSystem
 import Foundation
 import Synchronization
 import SystemPackage
@@ -97,7 +98,10 @@ package final class FileWatcher: Sendable {
         self.faults = faults
         self.deliver = deliver
         self.keepsRenames = keepsRenames
-        let thread = Thread { [self] in self.readLoop() }
+        let thread = Thread { [self] in
+            nameCurrentThread("dk.watcher")
+            self.readLoop()
+        }
         thread.name = "DocumentKit.FileWatcher"
         thread.start()
     }

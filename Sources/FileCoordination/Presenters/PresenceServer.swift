@@ -55,7 +55,10 @@ final class PresenceServer: Sendable {
         guard listener >= 0 else { return nil }
         // Connecting needs write permission on the socket: the group's, in a shared namespace.
         modes.setFileMode(socketPath)
-        let thread = Thread { [self] in self.acceptLoop() }
+        let thread = Thread { [self] in
+            nameCurrentThread("dk.presence")
+            self.acceptLoop()
+        }
         thread.name = "DocumentKit.PresenceServer"
         thread.start()
     }
@@ -104,7 +107,10 @@ final class PresenceServer: Sendable {
                 return
             }
             let mark = UnresponsiveMark(folder: folder, name: name)
-            let thread = Thread { [registry] in PresenceConversation(connection: connection, registry: registry, mark: mark).serve() }
+            let thread = Thread { [registry] in
+                nameCurrentThread("dk.conversation")
+                PresenceConversation(connection: connection, registry: registry, mark: mark).serve()
+            }
             thread.name = "DocumentKit.presence"
             thread.start()
         }

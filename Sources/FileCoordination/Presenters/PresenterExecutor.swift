@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Dispatch
+import DocumentKitSystem
 import Foundation
 import Synchronization
 
@@ -19,7 +20,10 @@ final class PresenterExecutor: TaskExecutor, @unchecked Sendable {
 
     init(threads: Int) {
         for index in 0..<threads {
-            let thread = Thread { [self] in self.run() }
+            let thread = Thread { [self] in
+                nameCurrentThread("dk.presenters.\(index)")
+                self.run()
+            }
             thread.name = "DocumentKit.presenters.\(index)"
             thread.start()
         }
