@@ -48,8 +48,7 @@ extension Document {
         }
         let folder = url.deletingLastPathComponent()
         let change = DocumentIdentityChange(old: identifier, new: UUID().uuidString)
-        let versions = (try? store.otherVersions(ofItemAt: url)) ?? []
-        if let newest = versions.max(by: { ($0.modificationDate ?? .distantPast) < ($1.modificationDate ?? .distantPast) }) {
+        if let newest = try? store.newestVersion(ofItemAt: url) {
             // The history's place holds the identifier.
             let place = folder.appendingPathComponent(newest.localizedName)
             guard place.lastPathComponent != url.lastPathComponent,

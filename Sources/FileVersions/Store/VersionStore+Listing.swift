@@ -51,6 +51,22 @@ extension VersionStore {
         try versions(ofItemAt: itemURL).others
     }
 
+    /// The newest version the store keeps of the item (the first of ``otherVersions(ofItemAt:)``),
+    /// reading only the entries of the newest second when one of them can be read: a document
+    /// with thousands of versions is not listed whole to find it.
+    public func newestVersion(ofItemAt itemURL: URL) throws(DocumentKitError) -> FileVersion? {
+        try checkOrRepairStoreFormat()
+        let lookup = lookUpDocument(ofItemAt: itemURL)
+        var newest: [FileVersion] = []
+        for key in lookup.keys {
+            var (found, _) = storedVersions(of: key, itemURL: itemURL, reporting: false, newestSecondOnly: true)
+            // Those of the newest second can't be read (damaged, still arriving): the next newest is among all.
+            if found.isEmpty { found = storedVersions(of: key, itemURL: itemURL, reporting: false).0 }
+            newest += found.prefix(1)
+        }
+        return newest.sorted(by: Self.newestFirst).first
+    }
+
     /// The conflict versions not resolved yet, newest first.
     public func unresolvedConflictVersions(ofItemAt itemURL: URL) throws(DocumentKitError) -> [FileVersion] {
         try versions(ofItemAt: itemURL).unresolvedConflicts
@@ -71,10 +87,17 @@ extension VersionStore {
     }
 
     /// Every readable version of `key`, newest first, and what could not be read.
-    func storedVersions(of key: DocumentKey, itemURL: URL, reporting: Bool = true) -> ([FileVersion], [DocumentKitError]) {
+    /// With `newestSecondOnly`, only the entries whose ids name the newest second are read (an id
+    /// starts with its version's date, `YYYYMMDDTHHMMSSZ`, so the newest version is among them).
+    func storedVersions(
+        of key: DocumentKey, itemURL: URL, reporting: Bool = true, newestSecondOnly: Bool = false
+    ) -> ([FileVersion], [DocumentKitError]) {
         let folder = folder(for: key)
         completeInterruptedEntries(in: folder)
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return ([], []) }
+        guard var names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return ([], []) }
+        if newestSecondOnly, let newest = names.filter(VersionIdentifier.isValid).map({ $0.prefix(16) }).max() {
+            names = names.filter { VersionIdentifier.isValid($0) && $0.prefix(16) == newest }
+        }
         var versions: [FileVersion] = []
         var problems: [DocumentKitError] = []
         for name in names.sorted() where !name.hasPrefix(".") {
