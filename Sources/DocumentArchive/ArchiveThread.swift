@@ -24,16 +24,13 @@ enum ArchiveThread {
         let flag = CancellationFlag()
         let result: Result<T, DocumentKitError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let thread = Thread {
-                    nameCurrentThread(name)
+                startThread(named: name) {
                     do throws(DocumentKitError) {
                         continuation.resume(returning: .success(try body(flag)))
                     } catch {
                         continuation.resume(returning: .failure(error))
                     }
                 }
-                thread.name = name
-                thread.start()
             }
         } onCancel: {
             flag.cancel()

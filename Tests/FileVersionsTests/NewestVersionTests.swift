@@ -13,7 +13,7 @@ import Testing
         try library.writeFile("a.txt", "current")
         let store = VersionStore(libraryURL: library.url, pruning: .keepAll)
         #expect(try store.newestVersion(ofItemAt: item) == nil)
-        for (index, seconds) in [(0, 1_000.0), (1, 5_000.0), (2, 5_000.25), (3, 3_000.0), (4, 5_000.75), (5, 4_999.9)].map({ ($0.0, $0.1) }) {
+        for (index, seconds) in [1_000.0, 5_000.0, 5_000.25, 3_000.0, 5_000.75, 4_999.9].enumerated() {
             let source = try library.writeFile("source.txt", "version \(index)")
             let date = Date(timeIntervalSince1970: 1_790_000_000 + seconds)
             try FileManager.default.setAttributes([.modificationDate: date], ofItemAtPath: source.path)

@@ -26,12 +26,7 @@ final class DocumentIOPool: @unchecked Sendable {
 
     init(threads: Int) {
         for index in 0..<threads {
-            let thread = Thread { [self] in
-                nameCurrentThread("dk.io.\(index)")
-                self.run()
-            }
-            thread.name = "DocumentKit.io.\(index)"
-            thread.start()
+            startThread(named: "dk.io.\(index)") { [self] in self.run() }
         }
     }
 

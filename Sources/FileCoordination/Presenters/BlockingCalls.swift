@@ -18,12 +18,7 @@ final class BlockingCalls: @unchecked Sendable {
 
     init(threads: Int) {
         for index in 0..<threads {
-            let thread = Thread { [self] in
-                nameCurrentThread("dk.blocking.\(index)")
-                self.serve()
-            }
-            thread.name = "DocumentKit.blocking.\(index)"
-            thread.start()
+            startThread(named: "dk.blocking.\(index)") { [self] in self.serve() }
         }
     }
 

@@ -98,12 +98,7 @@ package final class FileWatcher: Sendable {
         self.faults = faults
         self.deliver = deliver
         self.keepsRenames = keepsRenames
-        let thread = Thread { [self] in
-            nameCurrentThread("dk.watcher")
-            self.readLoop()
-        }
-        thread.name = "DocumentKit.FileWatcher"
-        thread.start()
+        startThread(named: "dk.watcher") { [self] in self.readLoop() }
     }
 
     /// Watches the folder at `path` (again, if it is now another folder). Throws the errno of

@@ -55,12 +55,7 @@ final class PresenceServer: Sendable {
         guard listener >= 0 else { return nil }
         // Connecting needs write permission on the socket: the group's, in a shared namespace.
         modes.setFileMode(socketPath)
-        let thread = Thread { [self] in
-            nameCurrentThread("dk.presence")
-            self.acceptLoop()
-        }
-        thread.name = "DocumentKit.PresenceServer"
-        thread.start()
+        startThread(named: "dk.presence") { [self] in self.acceptLoop() }
     }
 
     static func unitFolder(_ folder: String, _ unit: Int64) -> String { folder + "/" + String(UInt64(bitPattern: unit), radix: 16) }
@@ -107,12 +102,9 @@ final class PresenceServer: Sendable {
                 return
             }
             let mark = UnresponsiveMark(folder: folder, name: name)
-            let thread = Thread { [registry] in
-                nameCurrentThread("dk.conversation")
+            startThread(named: "dk.conversation") { [registry] in
                 PresenceConversation(connection: connection, registry: registry, mark: mark).serve()
             }
-            thread.name = "DocumentKit.presence"
-            thread.start()
         }
     }
 }

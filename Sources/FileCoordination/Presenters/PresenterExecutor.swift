@@ -20,12 +20,7 @@ final class PresenterExecutor: TaskExecutor, @unchecked Sendable {
 
     init(threads: Int) {
         for index in 0..<threads {
-            let thread = Thread { [self] in
-                nameCurrentThread("dk.presenters.\(index)")
-                self.run()
-            }
-            thread.name = "DocumentKit.presenters.\(index)"
-            thread.start()
+            startThread(named: "dk.presenters.\(index)") { [self] in self.run() }
         }
     }
 
