@@ -69,7 +69,7 @@ extension Document {
             now.isResolved
         else { return }
         post(.conflictResolved(now))
-        if (try? store.unresolvedConflictVersions(ofItemAt: fileURL))?.isEmpty ?? false {
+        if (try? store.unresolvedConflictCount(ofItemAt: fileURL)) == 0 {
             changeState { $0.remove(.inConflict) }
         }
     }

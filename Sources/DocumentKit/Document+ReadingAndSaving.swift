@@ -33,7 +33,7 @@ extension Document {
         let url = reading.url
         apply(reading, keeping: [])
         lifecycle.withLock { $0.firstUnsavedChange = nil }
-        if let store = versionStore, let conflicts = try? store.unresolvedConflictVersions(ofItemAt: url), !conflicts.isEmpty {
+        if let store = versionStore, let conflicts = try? store.unresolvedConflictCount(ofItemAt: url), conflicts > 0 {
             changeState { $0.insert(.inConflict) }
         }
         startPresenting()

@@ -61,7 +61,7 @@ extension VersionStore {
     }
 
     /// What the item's manifest says of its document identifier.
-    enum IdentifierReading {
+    enum IdentifierReading: Sendable {
         /// The manifest's document identifier.
         case identifier(String)
         /// The item is a file, or a package without a manifest member.
@@ -70,17 +70,23 @@ extension VersionStore {
         case unreadable(DocumentKitError)
     }
 
-    /// Reads the document identifier of the item's manifest (``manifestName``).
+    /// Reads the document identifier of the item's manifest (``manifestName``); a manifest
+    /// this store read before and that is unchanged is not read again (a save asks several times).
     func readIdentifier(ofItemAt itemURL: URL) -> IdentifierReading {
         let manifestURL = itemURL.appendingPathComponent(manifestName)
-        let data: Data
-        do throws(Errno) {
-            guard let read = try readStoreFile(manifestURL, limit: 8 << 20) else { return .noManifest }
-            data = read
+        let reading: IdentifierReading?
+        do throws(DocumentKitError) {
+            reading = try readCachedStoreFile(
+                manifestURL, limit: 8 << 20,
+                failure: { DocumentKitError($0, operation: .read, path: manifestURL.path, step: "reading the document identifier") }
+            ) { data in identifier(inManifest: data, itemURL: itemURL, manifestURL: manifestURL) }
         } catch {
-            if error == .notDirectory { return .noManifest }
-            return .unreadable(DocumentKitError(error, operation: .read, path: manifestURL.path, step: "reading the document identifier"))
+            return .unreadable(error)
         }
+        return reading ?? .noManifest
+    }
+
+    private func identifier(inManifest data: Data, itemURL: URL, manifestURL: URL) -> IdentifierReading {
         let package = FileWrapper(directoryWithFileWrappers: [manifestName: FileWrapper(regularFileWithContents: data)])
         do throws(DocumentKitError) {
             let manifest = try DocumentManifest(package: package, manifestName: manifestName, packagePath: itemURL.path)

@@ -53,6 +53,8 @@ public final class VersionStore: Sendable {
     public let syncEngines: Set<ConflictCopyName.Engine>
     /// Which stored files hold the bytes of which live files (see ``SharingCache``).
     let sharing = SharingCache()
+    /// Which versions of each document folder are unresolved conflicts, by record identity.
+    let conflictTally = ConflictTally()
 
     static let logger = Logger(label: "DocumentKit.VersionStore")
 

@@ -56,9 +56,9 @@ struct NotesAPI: Sendable {
         return (try? Data(contentsOf: manifest)).map { EntityTag(digest: NotesAPI.sha256($0)) }
     }
 
-    /// How many unresolved conflict versions the note at `url` has (nil when its versions can't be listed).
+    /// How many unresolved conflict versions the note at `url` has (nil when the store can't be read).
     func conflictCount(at url: URL) -> Int? {
-        (try? library.store.versions(ofItemAt: url))?.unresolvedConflicts.count
+        try? library.store.unresolvedConflictCount(ofItemAt: url)
     }
 
     /// ``conflictCount(at:)`` under a coordinated read of the note: after a conflict copy that is
@@ -104,7 +104,7 @@ struct NotesAPI: Sendable {
                 mediaType: info?.mediaType ?? AttachmentInfo.mediaType(of: name),
                 etag: record.map { EntityTag(digest: $0.sha256).description } ?? "", added: info?.added)
         }
-        let conflicts = known?.count ?? (try? library.store.versions(ofItemAt: place).unresolvedConflicts.count) ?? 0
+        let conflicts = known?.count ?? conflictCount(at: place) ?? 0
         return NoteResource(
             id: id, title: note.title, url: APIPath.note(id), etag: tag?.description ?? "", tags: note.tags,
             modified: modified, created: note.created, body: note.body,

@@ -18,6 +18,8 @@ struct EntryReader: Sendable {
     let libraryPath: String
     /// The shared parts of the records it reads (the library URL, looked up once).
     let interner: RecordInterner
+    /// The library's version store, for conflict counts (one per index: it remembers what it read).
+    let versionStore: VersionStore
 
     var fileSystem: FileSystem { configuration.fileSystem }
 
@@ -25,6 +27,8 @@ struct EntryReader: Sendable {
         self.configuration = configuration
         self.libraryPath = configuration.folderURL.standardizedFileURL.path
         interner = RecordInterner(libraryURL: configuration.folderURL)
+        versionStore = VersionStore(
+            libraryURL: configuration.folderURL, manifestName: configuration.manifestName, fileSystem: configuration.fileSystem)
     }
 
     func absolutePath(_ relativePath: String) -> String {
@@ -160,8 +164,6 @@ struct EntryReader: Sendable {
 
     /// How many unresolved conflict versions the version store keeps of the document.
     func conflictCount(of relativePath: String) -> Int {
-        let store = VersionStore(
-            libraryURL: configuration.folderURL, manifestName: configuration.manifestName, fileSystem: fileSystem)
-        return (try? store.unresolvedConflictVersions(ofItemAt: URL(fileURLWithPath: absolutePath(relativePath), isDirectory: true)).count) ?? 0
+        (try? versionStore.unresolvedConflictCount(ofItemAt: URL(fileURLWithPath: absolutePath(relativePath), isDirectory: true))) ?? 0
     }
 }

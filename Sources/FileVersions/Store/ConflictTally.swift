@@ -1,0 +1,92 @@
+import DocumentKitSystem
+import FormatVersioning
+import Synchronization
+
+/// What this process last found in the version entries of a document folder, for
+/// ``VersionStore/unresolvedConflictCount(ofItemAt:)``: for each entry, the identity its
+/// `record.json` had and whether that record is an unresolved conflict. A count then reads no
+/// record whose identity is unchanged: one listing of the folder and one `fstatat` per entry,
+/// no record decoded, no ``FileVersion`` made.
+///
+/// A record's classification is remembered only when the record is older than the moment its
+/// reading began (the racy-timestamp rule of ``/FormatVersioning/CachedMemberDigest/isTrusted``).
+/// Bounded for a process that runs for months: two generations of ``generationLimit`` folders
+/// (a folder counted again moves to the young one).
+final class ConflictTally: Sendable {
+    /// Document folders per generation.
+    static let generationLimit = 128
+
+    /// An entry as last classified: a hash of its record's identity, and whether the record
+    /// is an unresolved conflict.
+    struct Entry: Sendable, Equatable {
+        var recordIdentity: Int
+        var isUnresolvedConflict: Bool
+    }
+
+    /// A folder's entries by version id.
+    typealias Folder = [VersionIdentifier.Packed: Entry]
+
+    private struct Generations {
+        var young: [String: Folder] = [:]
+        var old: [String: Folder] = [:]
+    }
+
+    private let generations = Mutex(Generations())
+    private let limit: Int
+
+    /// A tally of at most two generations of `generationLimit` folders.
+    init(generationLimit: Int = ConflictTally.generationLimit) {
+        limit = generationLimit
+    }
+
+    /// How many folders it holds (for tests: it must stay bounded).
+    var count: Int { generations.withLock { $0.young.count + $0.old.count } }
+
+    /// What was last remembered of the folder named `folderName`; empty if nothing.
+    func folder(named folderName: String) -> Folder {
+        generations.withLock { $0.young[folderName] ?? $0.old[folderName] ?? [:] }
+    }
+
+    /// Remembers `folder` as the folder `folderName`'s entries now (replacing what was known).
+    func remember(_ folder: Folder, named folderName: String) {
+        generations.withLock { generations in
+            generations.old[folderName] = nil
+            generations.young[folderName] = folder
+            if generations.young.count >= limit {
+                generations.old = generations.young
+                generations.young = [:]
+            }
+        }
+    }
+
+    /// The hash that stands for a record's identity in an ``Entry``.
+    static func hash(of identity: FileIdentity) -> Int {
+        var hasher = Hasher()
+        hasher.combine(identity)
+        return hasher.finalize()
+    }
+}
+
+extension VersionIdentifier {
+    /// A version id in 16 bytes (its date's 14 digits as a number, its 16 hexadecimal digits
+    /// as another): how ``ConflictTally`` keys entries without keeping their names.
+    struct Packed: Hashable, Sendable {
+        var date: UInt64
+        var digits: UInt64
+
+        /// The packed form of `id`; nil if it is not a version id (``VersionIdentifier/isValid(_:)``).
+        init?(_ id: String) {
+            guard VersionIdentifier.isValid(id) else { return nil }
+            var date: UInt64 = 0
+            var digits: UInt64 = 0
+            for (index, byte) in id.utf8.enumerated() {
+                switch index {
+                case 8, 15, 16: continue
+                case ..<16: date = date * 10 + UInt64(byte - UInt8(ascii: "0"))
+                default: digits = digits << 4 | UInt64(byte <= UInt8(ascii: "9") ? byte - UInt8(ascii: "0") : byte - UInt8(ascii: "a") + 10)
+                }
+            }
+            (self.date, self.digits) = (date, digits)
+        }
+    }
+}

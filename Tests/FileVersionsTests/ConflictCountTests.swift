@@ -1,0 +1,115 @@
+import DocumentKit
+import DocumentKitTesting
+@testable import FileVersions
+import Foundation
+import Testing
+
+/// `unresolvedConflictCount(ofItemAt:)` counts what `unresolvedConflictVersions(ofItemAt:)`
+/// lists, without reading records it read before (issue #16: a save listed every version twice).
+@Suite("Conflict count")
+struct ConflictCountTests {
+    /// The count, checked against the whole listing, now and once the records are older than the
+    /// racy-timestamp margin (when the count trusts what it remembered).
+    func expectCount(_ expected: Int, _ store: VersionStore, _ item: URL, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        for _ in 0..<2 {
+            #expect(try store.unresolvedConflictCount(ofItemAt: item) == expected, sourceLocation: sourceLocation)
+            #expect(try store.unresolvedConflictVersions(ofItemAt: item).count == expected, sourceLocation: sourceLocation)
+            usleep(60_000)
+        }
+    }
+
+    @Test("the count follows conflicts kept, made of ordinary versions, resolved and removed by another store")
+    func countFollowsAnotherStoresChanges() throws {
+        let library = try VersionLibrary()
+        let item = library.item("a.txt")
+        try library.writeFile("a.txt", "theirs")
+        // `counting` stands for this process, `writer` for another one (each has its own memory).
+        let counting = library.store()
+        let writer = library.store()
+        let ordinary = try writer.addVersion(ofItemAt: item, origin: .save)
+        for index in 0..<3 {
+            let source = try library.writeFile("source.txt", "older \(index)")
+            try writer.addVersion(ofItemAt: item, withContentsOf: source, byMoving: true)
+        }
+        try expectCount(0, counting, item)
+
+        // The ordinary version's record is rewritten as a conflict (the same state kept as one).
+        let marked = try writer.keepConflictingVersion(ofItemAt: item, ancestorDigest: nil)
+        #expect(marked.persistentIdentifier == ordinary.persistentIdentifier)
+        try expectCount(1, counting, item)
+
+        try library.writeFile("a.txt", "theirs again")
+        let second = try writer.keepConflictingVersion(ofItemAt: item, ancestorDigest: nil)
+        try expectCount(2, counting, item)
+
+        try writer.markResolved(marked, as: .keptCurrent)
+        try expectCount(1, counting, item)
+
+        try writer.remove(second, evenIfUnresolvedConflict: true)
+        try expectCount(0, counting, item)
+    }
+
+    @Test("a count reads no record it read before and that is unchanged")
+    func unchangedRecordsAreNotRead() throws {
+        let library = try VersionLibrary()
+        let item = library.item("b.txt")
+        try library.writeFile("b.txt", "current")
+        let faults = FaultInjector()
+        let store = VersionStore(libraryURL: library.url, pruning: .keepAll, fileSystem: faults.fileSystem)
+        for index in 0..<20 {
+            let source = try library.writeFile("source.txt", "version \(index)")
+            try store.addVersion(ofItemAt: item, withContentsOf: source, byMoving: true)
+        }
+        try library.writeFile("b.txt", "a conflict")
+        try store.keepConflictingVersion(ofItemAt: item, ancestorDigest: nil)
+        usleep(60_000)
+        #expect(try store.unresolvedConflictCount(ofItemAt: item) == 1)
+        faults.reset()
+        #expect(try store.unresolvedConflictCount(ofItemAt: item) == 1)
+        let records = faults.trace.filter { $0.name.hasSuffix("record.json") && $0.call != .status }
+        #expect(records.isEmpty, "\(records)")
+        #expect(faults.trace.filter { $0.call == .status && $0.name.hasSuffix("record.json") }.count == 21)
+    }
+
+    @Test("a conflict version whose contents are gone, or whose record is damaged, is not counted, as the listing skips it")
+    func damagedConflictsAreNotCounted() throws {
+        let library = try VersionLibrary()
+        let item = library.item("c.txt")
+        let store = library.store()
+        var conflicts: [FileVersion] = []
+        for index in 0..<3 {
+            try library.writeFile("c.txt", "conflict \(index)")
+            conflicts.append(try store.keepConflictingVersion(ofItemAt: item, ancestorDigest: nil))
+        }
+        try expectCount(3, store, item)
+        try FileManager.default.removeItem(at: conflicts[0].url)
+        try expectCount(2, store, item)
+        try Data("not json".utf8).write(to: conflicts[1].url.deletingLastPathComponent().appendingPathComponent("record.json"))
+        try expectCount(1, store, item)
+    }
+
+    @Test("the tally keeps at most two generations of folders")
+    func tallyIsBounded() {
+        let tally = ConflictTally(generationLimit: 4)
+        for index in 0..<50 {
+            tally.remember([:], named: "id-\(index)")
+            #expect(tally.count <= 8)
+        }
+        #expect(tally.folder(named: "id-49").isEmpty)
+        let entry = ConflictTally.Entry(recordIdentity: 7, isUnresolvedConflict: true)
+        let id = try! #require(VersionIdentifier.Packed("20261127T101500Z-0123456789abcdef"))
+        tally.remember([id: entry], named: "id-kept")
+        #expect(tally.folder(named: "id-kept")[id] == entry)
+    }
+
+    @Test("packed version ids tell ids apart and refuse other names")
+    func packedIdentifiers() throws {
+        let a = try #require(VersionIdentifier.Packed("20261127T101500Z-0123456789abcdef"))
+        let b = try #require(VersionIdentifier.Packed("20261127T101500Z-0123456789abcdee"))
+        let c = try #require(VersionIdentifier.Packed("20261127T101501Z-0123456789abcdef"))
+        #expect(Set([a, b, c]).count == 3)
+        #expect(a.digits == 0x0123_4567_89ab_cdef && a.date == 20_261_127_101_500)
+        #expect(VersionIdentifier.Packed(".new-abcdefghijkl") == nil)
+        #expect(VersionIdentifier.Packed("20261127T101500Z-0123456789ABCDEF") == nil)
+    }
+}
