@@ -181,7 +181,7 @@ extension VersionStore {
     /// Applies ``pruning`` to the versions of `key`: never to unresolved conflicts.
     func prune(key: DocumentKey, itemURL: URL, now: Date = Date()) {
         // The ids hold the dates: a listing of the folder tells whether anything may go.
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder(for: key).path)) ?? []
+        let names = names(inFolderAt: folder(for: key).path) ?? []
         let dates = names.compactMap(VersionIdentifier.date(of:))
         guard pruning.mayRemove(fromVersionsDated: dates, now: now) else { return }
         let (versions, _) = storedVersions(of: key, itemURL: itemURL, reporting: false)

@@ -125,6 +125,14 @@ extension VersionStore {
     }
 
     /// Opens a folder of the store by path.
+    /// The names in the folder at `path` through the seam (one `open` and `getdents`), nil if it
+    /// can't be listed.
+    func names(inFolderAt path: String) -> [String]? {
+        guard let fd = try? fileSystem.open(path, in: AT_FDCWD, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW) else { return nil }
+        let folder = Descriptor(owning: fd)
+        return try? fileSystem.contentsOfDirectory(folder.rawValue, name: path)
+    }
+
     func openFolder(_ folder: URL, _ step: String) throws(DocumentKitError) -> Descriptor {
         do { return Descriptor(owning: try fileSystem.open(folder.path, in: AT_FDCWD, flags: O_RDONLY | O_DIRECTORY)) } catch {
             throw DocumentKitError(error, operation: .save, path: folder.path, step: step)

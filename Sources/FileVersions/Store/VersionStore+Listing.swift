@@ -93,8 +93,11 @@ extension VersionStore {
         of key: DocumentKey, itemURL: URL, reporting: Bool = true, newestSecondOnly: Bool = false
     ) -> ([FileVersion], [DocumentKitError]) {
         let folder = folder(for: key)
-        completeInterruptedEntries(in: folder)
-        guard var names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return ([], []) }
+        guard var names = names(inFolderAt: folder.path) else { return ([], []) }
+        if names.contains(where: { $0.hasPrefix(".new-") }) {
+            completeInterruptedEntries(in: folder)
+            names = self.names(inFolderAt: folder.path) ?? []
+        }
         if newestSecondOnly, let newest = names.filter(VersionIdentifier.isValid).map({ $0.prefix(16) }).max() {
             names = names.filter { VersionIdentifier.isValid($0) && $0.prefix(16) == newest }
         }
@@ -154,7 +157,7 @@ extension VersionStore {
     /// Returns whether it removed any.
     @discardableResult
     func removeConflictCopiesOfRecord(in entry: URL) -> Bool {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: entry.path), names.count > 2 else { return false }
+        guard let names = names(inFolderAt: entry.path), names.count > 2 else { return false }
         var removed = false
         for name in names where ConflictCopyName(parsing: name)?.originalName == VersionRecord.fileName {
             try? FileManager.default.removeItem(at: entry.appendingPathComponent(name))
