@@ -42,6 +42,20 @@ final class SharingCache: Sendable {
         byDocument.withLock { $0[document] = map }
     }
 
+    /// The entry (its path) this process last put in place for each document, at most
+    /// ``placedLimit`` documents: where a new version of the document links from first.
+    private let placed = Mutex<[String: String]>([:])
+    static let placedLimit = 4_096
+
+    func placedEntry(of document: String) -> String? { placed.withLock { $0[document] } }
+
+    func rememberPlaced(_ entry: String, of document: String) {
+        placed.withLock { placed in
+            if placed.count >= Self.placedLimit, placed[document] == nil { placed.removeAll(keepingCapacity: true) }
+            placed[document] = entry
+        }
+    }
+
     /// After a save linked the document's unchanged files into its new tree (which changes
     /// their `ctime`), takes their new identities: `current` are the files of the saved item.
     func refresh(_ document: String, current: [FileStatus]) {

@@ -131,6 +131,7 @@ extension VersionStore {
         if let made {
             let prefix = final.path + "/"
             sharing.replace(key.folderName, with: made.mapValues { (relative: String) -> String in prefix + relative })
+            sharing.rememberPlaced(final.path, of: key.folderName)
         }
         return (Self.version(from: record, itemURL: itemURL, contents: final.appendingPathComponent("item", isDirectory: isPackage)), final)
     }
@@ -139,8 +140,7 @@ extension VersionStore {
     func copyPrivately(_ source: URL, into entry: URL, key: DocumentKey) throws(DocumentKitError) -> [SourceIdentity: String] {
         let parent = try openFolder(source.deletingLastPathComponent(), "opening the folder of the item to keep")
         let entryFolder = try openFolder(entry, "opening the new version")
-        var newest: Descriptor?
-        if let entry = newestEntry(in: folder(for: key)) { newest = try? openFolder(entry, "opening the newest version") }
+        let newest = newestEntry(in: folder(for: key), key: key)
         var copier = PrivateCopy(fileSystem: fileSystem, durable: durability == .durable, itemPath: source.path, known: sharing.lookup(key.folderName))
         try copier.copy(
             source.lastPathComponent, in: parent.rawValue, sourcePath: source.path, as: "item", in: entryFolder.rawValue,
@@ -149,18 +149,26 @@ extension VersionStore {
         return withExtendedLifetime((newest, entryFolder)) { copier.made }
     }
 
-    /// The version entry of a document folder put in place last (the latest `ctime`: the rename
-    /// into place sets it), if any.
-    func newestEntry(in documentFolder: URL) -> URL? {
+    /// The version entry a new version of the document links its unchanged files from: the one
+    /// this process put in place last, if it is still there; else the one put in place last (the
+    /// latest `ctime`: the rename into place sets it) among those of the newest second (ids start
+    /// with their date), so a document with thousands of versions is not looked at whole. A hint:
+    /// linking from any version would be correct, only slower.
+    func newestEntry(in documentFolder: URL, key: DocumentKey) -> Descriptor? {
+        if let placed = sharing.placedEntry(of: key.folderName), let entry = try? openFolder(URL(fileURLWithPath: placed), "opening the newest version") {
+            return entry
+        }
         guard let folder = try? openFolder(documentFolder, "listing versions"),
-            let names = try? fileSystem.contentsOfDirectory(folder.rawValue, name: documentFolder.path)
+            let names = try? fileSystem.contentsOfDirectory(folder.rawValue, name: documentFolder.path),
+            let newestSecond = names.filter(VersionIdentifier.isValid).map({ $0.prefix(16) }).max()
         else { return nil }
         var newest: (name: String, time: Int64)?
-        for name in names where VersionIdentifier.isValid(name) {
+        for name in names where name.hasPrefix(newestSecond) && VersionIdentifier.isValid(name) {
             guard let status = try? fileSystem.status(of: name, in: folder.rawValue) else { continue }
             if newest == nil || status.changeTime > newest!.time { newest = (name, status.changeTime) }
         }
-        return newest.map { documentFolder.appendingPathComponent($0.name, isDirectory: true) }
+        guard let newest else { return nil }
+        return try? openFolder(documentFolder.appendingPathComponent(newest.name, isDirectory: true), "opening the newest version")
     }
 
     /// `tree` with every regular file's bytes in memory: written into the store, it is copied,
