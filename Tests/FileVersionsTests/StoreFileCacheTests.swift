@@ -92,4 +92,15 @@ struct StoreFileCacheTests {
         #expect(Set(listing.others.map(\.persistentIdentifier)) == Set([kept[0], kept[2]].map(\.persistentIdentifier)))
         #expect(listing.problems.contains { $0.code == .notFound && $0.path == kept[1].url.path }, "\(listing.problems)")
     }
+
+    @Test("the sharing cache remembers at most its limit of documents")
+    func sharingCacheIsBounded() {
+        let cache = SharingCache(documentLimit: 8)
+        for index in 0..<100 {
+            cache.replace("id-\(index)", with: [:])
+            cache.rememberPlaced("/store/id-\(index)/entry", of: "id-\(index)")
+            #expect(cache.count <= 16)
+        }
+        #expect(cache.placedEntry(of: "id-99") == "/store/id-99/entry")
+    }
 }

@@ -33,27 +33,41 @@ struct SourceIdentity: Hashable, Sendable {
 
 /// Per document, which store files hold the bytes of which live files (the newest version kept
 /// in this process): a save links them instead of copying. A miss only costs a copy.
+///
+/// It knows at most ``documentLimit`` documents (then it starts again empty): a process that
+/// saves a hundred thousand documents over months does not keep a map for each.
 final class SharingCache: Sendable {
+    /// Documents it remembers at most.
+    static let documentLimit = 4_096
+
     private let byDocument = Mutex<[String: [SourceIdentity: String]]>([:])
+    /// The entry (its path) this process last put in place for each document: where a new
+    /// version of the document links from first.
+    private let placed = Mutex<[String: String]>([:])
+    private let limit: Int
+
+    init(documentLimit: Int = SharingCache.documentLimit) {
+        limit = documentLimit
+    }
+
+    /// How many documents it remembers (for tests: it must stay bounded).
+    var count: Int { byDocument.withLock { $0.count } + placed.withLock { $0.count } }
 
     func lookup(_ document: String) -> [SourceIdentity: String] { byDocument.withLock { $0[document] ?? [:] } }
 
     func replace(_ document: String, with map: [SourceIdentity: String]) {
-        byDocument.withLock { $0[document] = map }
+        byDocument.withLock { Self.set(map, for: document, in: &$0, limit: limit) }
     }
-
-    /// The entry (its path) this process last put in place for each document, at most
-    /// ``placedLimit`` documents: where a new version of the document links from first.
-    private let placed = Mutex<[String: String]>([:])
-    static let placedLimit = 4_096
 
     func placedEntry(of document: String) -> String? { placed.withLock { $0[document] } }
 
     func rememberPlaced(_ entry: String, of document: String) {
-        placed.withLock { placed in
-            if placed.count >= Self.placedLimit, placed[document] == nil { placed.removeAll(keepingCapacity: true) }
-            placed[document] = entry
-        }
+        placed.withLock { Self.set(entry, for: document, in: &$0, limit: limit) }
+    }
+
+    private static func set<Value>(_ value: Value, for document: String, in values: inout [String: Value], limit: Int) {
+        if values.count >= limit, values[document] == nil { values.removeAll(keepingCapacity: true) }
+        values[document] = value
     }
 
     /// After a save linked the document's unchanged files into its new tree (which changes
