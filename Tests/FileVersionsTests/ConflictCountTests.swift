@@ -100,6 +100,8 @@ struct ConflictCountTests {
         let id = try! #require(VersionIdentifier.Packed("20261127T101500Z-0123456789abcdef"))
         tally.remember([id: entry], named: "id-kept")
         #expect(tally.folder(named: "id-kept")[id] == entry)
+        #expect(entry.hasRecordIdentity(7) && entry.isUnresolvedConflict && !entry.hasRecordIdentity(9))
+        #expect(MemoryLayout<ConflictTally.Entry>.stride == 8)
     }
 
     @Test("packed version ids tell ids apart and refuse other names")

@@ -16,11 +16,19 @@ final class ConflictTally: Sendable {
     /// Document folders per generation.
     static let generationLimit = 128
 
-    /// An entry as last classified: a hash of its record's identity, and whether the record
-    /// is an unresolved conflict.
+    /// An entry as last classified, in 8 bytes: a hash of its record's identity (all bits but
+    /// the lowest), and whether the record is an unresolved conflict (the lowest bit).
     struct Entry: Sendable, Equatable {
-        var recordIdentity: Int
-        var isUnresolvedConflict: Bool
+        private var bits: UInt64
+
+        init(recordIdentity: Int, isUnresolvedConflict: Bool) {
+            bits = UInt64(bitPattern: Int64(recordIdentity)) & ~1 | (isUnresolvedConflict ? 1 : 0)
+        }
+
+        /// Whether the record had the identity whose hash is `hash` (``ConflictTally/hash(of:)``).
+        func hasRecordIdentity(_ hash: Int) -> Bool { bits & ~1 == UInt64(bitPattern: Int64(hash)) & ~1 }
+
+        var isUnresolvedConflict: Bool { bits & 1 == 1 }
     }
 
     /// A folder's entries by version id.

@@ -67,7 +67,7 @@ extension VersionStore {
         }
         let identity = FileIdentity(status)
         let hash = ConflictTally.hash(of: identity)
-        if let known, known.recordIdentity == hash { return (known, true) }
+        if let known, known.hasRecordIdentity(hash) { return (known, true) }
         // A record a listing decoded is taken from its cache; one read here is not kept there (the
         // tally keeps what a count needs: a process that only counts holds no records).
         let recordPath = folderURL.path + "/" + name + "/" + VersionRecord.fileName
