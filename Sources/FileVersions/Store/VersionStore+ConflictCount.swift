@@ -13,7 +13,7 @@ extension VersionStore {
     ///
     /// What a document's open and a library index need on every change. It costs one listing
     /// of the document's folder in the store and one `fstatat` per version: a record this
-    /// store read before and that is unchanged is not read again (see ``ConflictTally``).
+    /// store read before and that is unchanged is not read again.
     /// Versions that can't be read are not counted, as the listing skips them.
     /// - Throws: As ``versions(ofItemAt:)``: only for a store in a newer format, or one whose
     ///   description can't be read or repaired.
