@@ -35,13 +35,16 @@ final class ServeBench: Benchmark {
 
     let sizes: [Int]
     let seconds: Int
+    /// The server's `--flush` mode.
+    let flush: String
     let work: WorkDirectory
     /// The median raw durable save of a note-sized file, in milliseconds.
     private var durableFloor: Double?
 
-    init(sizes: [Int], seconds: Int, work: WorkDirectory) {
+    init(sizes: [Int], seconds: Int, flush: String = "each", work: WorkDirectory) {
         self.sizes = sizes
         self.seconds = seconds
+        self.flush = flush
         self.work = work
     }
 
@@ -70,7 +73,7 @@ final class ServeBench: Benchmark {
         for index in 0..<size {
             try cli.run(["new", "Note \(index)", "--body", body, "--library", library])
         }
-        let server = try ServerProcess(executable: notes, library: library, staticFolder: staticFolder, scratch: folder.path)
+        let server = try ServerProcess(executable: notes, library: library, staticFolder: staticFolder, flush: flush, scratch: folder.path)
         defer { server.stop() }
         let listing = try server.fetch("/api/notes?limit=\(min(size, 1000))")
         guard let list = try JSONSerialization.jsonObject(with: listing.body) as? [[String: Any]] else {
@@ -177,7 +180,7 @@ final class ServeBench: Benchmark {
         func ms(_ value: Double) -> String { String(format: "%.2f ms", value) }
         func rps(_ value: Double) -> String { String(format: "%.0f", value) }
         var lines = [
-            "### serve: `notes serve` under wrk on loopback (\(seconds) s per run; GET: 2 threads, 16 connections; PUT: 4 connections, one note each)",
+            "### serve: `notes serve --flush \(flush)` under wrk on loopback (\(seconds) s per run; GET: 2 threads, 16 connections; PUT: 4 connections, one note each)",
             "",
             "| notes | body | GET note req/s (cold) | GET note req/s | static GET req/s | **GET / static** | GET p50 / p99 (cold) | GET p50 / p99 | static p50 / p99 | PUT req/s | PUT p50 / p99 | durable-save floor p50 | **PUT p50 / (floor + static p50)** | non-2xx |",
             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
@@ -205,11 +208,11 @@ final class ServerProcess {
         let etag: String?
     }
 
-    init(executable: String, library: String, staticFolder: String, scratch: String) throws {
+    init(executable: String, library: String, staticFolder: String, flush: String = "each", scratch: String) throws {
         self.scratch = scratch
         process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["serve", "--port", "0", "--library", library, "--bench-static", staticFolder]
+        process.arguments = ["serve", "--port", "0", "--library", library, "--bench-static", staticFolder, "--flush", flush]
         var environment = ProcessInfo.processInfo.environment
         environment["NOTES_INDEX_CACHE"] = scratch + "/cache"
         process.environment = environment

@@ -44,6 +44,7 @@ let usage = """
                               instead of inode order
       --keep                  keep the work folder
       --sizes LIST            library sizes for `library` (default 1,1000,10000,100000) and `serve` (default 1,1000)
+      --flush MODE            `serve`: the server's `--flush` (each, the default, or file-system)
       --large-iterations K    rounds of `library` at 100,000 notes or more (default 3)
       --library-cache DIR     where `library` keeps generated libraries (default .build-bench/libraries)
       -h, --help              this text
@@ -63,6 +64,7 @@ struct Options {
     var shuffledFloor = false
     var sizes = [1, 1_000, 10_000, 100_000]
     var sizesGiven = false
+    var flush = "each"
     var largeIterations = 3
     var libraryCache = ".build-bench/libraries"
 }
@@ -111,6 +113,9 @@ func parse(_ arguments: [String]) -> Options {
                 }
                 return n
             }
+        case "--flush":
+            options.flush = value(argument)
+            guard ["each", "file-system"].contains(options.flush) else { fail("--flush: each or file-system") }
         case "--large-iterations": options.largeIterations = number(argument, minimum: 1)
         case "--library-cache": options.libraryCache = value(argument)
         case "--shuffled-floor": options.shuffledFloor = true
@@ -199,7 +204,7 @@ do {
         try measure(ArchiveBench(rounds: options.iterations ?? 5, sizes: [1, 1_000, 10_000], work: work))
     }
     if options.command == "serve" {
-        try measure(ServeBench(sizes: options.sizesGiven ? options.sizes : [1, 1_000], seconds: options.iterations ?? 10, work: work))
+        try measure(ServeBench(sizes: options.sizesGiven ? options.sizes : [1, 1_000], seconds: options.iterations ?? 10, flush: options.flush, work: work))
     }
     if options.command == "single-file" {
         try measure(SingleFileBench(sizes: [1, 1_000, 10_000], memberSize: 16 << 10, rounds: options.iterations ?? 5, work: work))

@@ -198,7 +198,7 @@ extension DocumentArchiver {
         }
         let staging = Descriptor(owning: stagingFD)
         var extraction = ArchiveExtraction(
-            archivePath: archivePath, staging: stagingFD, limits: options.limits, durable: options.durability == .durable,
+            archivePath: archivePath, staging: stagingFD, limits: options.limits, durable: options.durability.isDurable,
             fileSystem: fileSystem, progress: progress)
         // libarchive 3.6 fails to read the (empty) data of an empty LZMA member (method 14, as
         // Python's zipfile writes): those are made empty without reading it. The central
@@ -224,7 +224,7 @@ extension DocumentArchiver {
         }
         return StagedArchive(
             archiveURL: URL(fileURLWithPath: archivePath), destinationURL: URL(fileURLWithPath: folderPath), items: items,
-            destination: destination, staging: staging, stagingName: stagingName, durable: options.durability == .durable,
+            destination: destination, staging: staging, stagingName: stagingName, durable: options.durability.isDurable,
             fileSystem: fileSystem)
     }
 

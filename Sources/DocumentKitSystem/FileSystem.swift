@@ -30,6 +30,8 @@ public enum SystemCall: String, Sendable, CaseIterable, CustomStringConvertible 
     case synchronize
     /// `fsync(2)` of a directory.
     case synchronizeDirectory
+    /// `syncfs(2)`: everything written on a file system.
+    case synchronizeFileSystem
     /// `fchmod(2)`.
     case changeMode
     /// `fchown(2)`.
@@ -127,6 +129,12 @@ public struct FileSystem: Sendable {
     /// `fsync(2)` of a directory (makes its entries durable).
     package func synchronizeDirectory(_ fd: CInt, name: String) throws(Errno) {
         try performVoid(.synchronizeDirectory, name) { Glibc.fsync(fd) }
+    }
+
+    /// `syncfs(2)` of the file system holding `fd`: every file and directory written there so
+    /// far, and their names, reach the disk (one cache flush), not only those of `fd`.
+    package func synchronizeFileSystem(_ fd: CInt, name: String) throws(Errno) {
+        try performVoid(.synchronizeFileSystem, name) { dk_syncfs(fd) }
     }
 
     /// `fstat(2)`.

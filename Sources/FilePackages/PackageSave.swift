@@ -17,7 +17,7 @@ struct PackageSave {
     private var path: String { location.path }
 
     func run(_ children: [String: FileWrapper], permissions: UInt32?) throws(DocumentKitError) -> FileWrapper {
-        let durable = options.durability == .durable
+        let durable = options.durability.isDurable
         func fail(_ errno: Errno, _ step: String) -> DocumentKitError {
             DocumentKitError(errno, operation: .save, path: path, step: step, originalIsIntact: true)
         }
@@ -56,15 +56,21 @@ struct PackageSave {
             to: root, current: current?.kind == .directory ? current : nil, requested: permissions, documentPath: path)
 
         // 2. Members: linked when unchanged, written otherwise; each folder flushed once.
-        var builder = PackageBuilder(fileSystem: fileSystem, durable: durable, documentPath: path, newRoot: newRoot)
+        var builder = PackageBuilder(
+            fileSystem: fileSystem, durable: options.durability.flushesEachItem, documentPath: path, newRoot: newRoot)
         builder.replacedTree = currentTree?.rawValue
         if let current, current.kind == .directory, current.userID != geteuid() || current.groupID != getegid() {
             builder.owner = (current.userID, current.groupID)
         }
         let built = try builder.build(children, into: root, at: [])
-        if durable {
+        if options.durability.flushesEachItem {
             do { try fileSystem.synchronizeDirectory(root, name: temporaryName) } catch {
                 throw fail(error, "flushing the new package (fsync)")
+            }
+        } else if durable {
+            // Batched: every member and folder of the new tree reaches the disk in one flush, before the swap.
+            do { try fileSystem.synchronizeFileSystem(root, name: temporaryName) } catch {
+                throw fail(error, "flushing the new package (syncfs)")
             }
         }
 
@@ -105,7 +111,7 @@ struct FileSave {
     private var path: String { location.path }
 
     func run(_ wrapper: FileWrapper) throws(DocumentKitError) -> FileWrapper {
-        let durable = options.durability == .durable
+        let durable = options.durability.isDurable
         func fail(_ errno: Errno, _ step: String) -> DocumentKitError {
             DocumentKitError(errno, operation: .save, path: path, step: step, originalIsIntact: true)
         }

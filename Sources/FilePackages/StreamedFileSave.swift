@@ -47,7 +47,7 @@ package enum StreamedFileSave {
             if !swapped { _ = try? fileSystem.unlink(temporaryName, in: parent) }
         }
         try body(fd, temporaryName)
-        let durable = durability == .durable
+        let durable = durability.isDurable
         if durable {
             do { try fileSystem.synchronize(fd, name: temporaryName) } catch {
                 throw fail(error, "flushing the new file to disk (fsync)")

@@ -173,6 +173,51 @@ import Testing
         }
     }
 
+    @Test("a batched durable package save flushes its new tree with one syncfs before the swap and the folder after it; a file save flushes as a durable one")
+    func batchedDurability() throws {
+        for isPackage in [true, false] {
+            let dir = try TemporaryDirectory()
+            let url = dir.appending(isPackage ? "Doc.pkg" : "note.txt")
+            try (isPackage ? samplePackage() : file("first")).write(to: url)
+            var next = try FileWrapper(contentsOf: url)
+            if isPackage { next["body.md"] = file("changed") } else { next = file("second") }
+            let faults = FaultInjector()
+            try next.write(to: url, options: SaveOptions(durability: .durableBatched, fileSystem: faults.fileSystem))
+            let calls = faults.trace.map(\.call)
+            if isPackage {
+                #expect(read(url.appendingPathComponent("body.md")) == "changed")
+                #expect(!calls.contains(.synchronize), "\(faults.trace)")
+                #expect(calls.filter { $0 == .synchronizeFileSystem }.count == 1, "\(faults.trace)")
+                #expect(calls.filter { $0 == .synchronizeDirectory }.count == 1, "\(faults.trace)")
+                // Order: the new tree is on disk before the swap; the swap is flushed after it.
+                let flush = try #require(calls.firstIndex(of: .synchronizeFileSystem))
+                let swap = try #require(calls.firstIndex(of: .exchange))
+                let folder = try #require(calls.firstIndex(of: .synchronizeDirectory))
+                #expect(flush < swap && swap < folder, "\(faults.trace)")
+            } else {
+                #expect(read(url) == "second")
+                #expect(calls.contains(.synchronize) && calls.contains(.synchronizeDirectory), "\(faults.trace)")
+            }
+            #expect(try dir.contents() == [url.lastPathComponent])
+        }
+    }
+
+    @Test("a batched save whose file system flush fails is no save: the package is as it was")
+    func batchedFlushFailure() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.appending("Doc.pkg")
+        try samplePackage().write(to: url)
+        var next = try FileWrapper(contentsOf: url)
+        next["body.md"] = file("changed")
+        let faults = FaultInjector()
+        faults.fail(.synchronizeFileSystem, with: .ioError)
+        #expect(throws: DocumentKitError.self) {
+            try next.write(to: url, options: SaveOptions(durability: .durableBatched, fileSystem: faults.fileSystem))
+        }
+        #expect(read(url.appendingPathComponent("body.md")) != "changed")
+        #expect(try dir.contents() == [url.lastPathComponent])
+    }
+
     @Test("without RENAME_EXCHANGE, packages and files are still replaced completely", arguments: [Durability.durable, .consistent])
     func fallbackPath(durability: Durability) throws {
         let dir = try TemporaryDirectory()

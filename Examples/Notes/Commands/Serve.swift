@@ -18,6 +18,19 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The largest JSON body accepted, in bytes.") var maxBodyBytes = 1 << 20
     @Option(help: "The largest attachment upload accepted, in bytes.") var maxAttachmentBytes = 256 << 20
     @Option(help: "The most connections open at once (more wait to be accepted).") var maxConnections = 512
+    @Option(help: ArgumentHelp(
+        "How saves reach the disk: each (an fsync of every file and folder written) or file-system (one syncfs "
+            + "where order matters: fewer flushes, but a save also waits for whatever else is written to that file "
+            + "system; for a library on a volume of its own).", valueName: "each|file-system"))
+    var flush: FlushMode = .each
+
+    /// The values of `--flush`.
+    enum FlushMode: String, ExpressibleByArgument {
+        case each
+        case fileSystem = "file-system"
+
+        var durability: Durability { self == .each ? .durable : .durableBatched }
+    }
     /// For `docbench serve`: the floor of a GET, static files of FOLDER served at /bench/NAME by
     /// Hummingbird's FileMiddleware in the same server.
     @Option(name: .customLong("bench-static"), help: ArgumentHelp("Serve FOLDER's files at /bench/ (for docbench serve).", visibility: .hidden))
@@ -30,7 +43,7 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let library = try options.writableLibrary
+            let library = try options.writableLibrary.flushing(flush.durability)
             var limits = ServerLimits()
             limits.maxBodyBytes = maxBodyBytes
             limits.maxAttachmentBytes = maxAttachmentBytes

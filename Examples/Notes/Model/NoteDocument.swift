@@ -15,15 +15,18 @@ final class NoteDocument: Document<Note>, @unchecked Sendable {
     }
 
     /// A note not read yet, read and written as format `readerVersion`: call `open()`.
-    init(fileURL: URL, readerVersion: Int, coordinator: FileCoordinator? = nil) {
+    init(fileURL: URL, readerVersion: Int, coordinator: FileCoordinator? = nil, durability: Durability = .durable) {
         self.readerVersion = readerVersion
-        super.init(fileURL: fileURL, coordinator: coordinator)
+        super.init(fileURL: fileURL, saveOptions: SaveOptions(durability: durability), coordinator: coordinator)
     }
 
     /// A new note, not saved yet, written as format `readerVersion`.
-    init(fileURL: URL, content: Note, readerVersion: Int = NoteFormat.currentVersion, coordinator: FileCoordinator? = nil) {
+    init(
+        fileURL: URL, content: Note, readerVersion: Int = NoteFormat.currentVersion, coordinator: FileCoordinator? = nil,
+        durability: Durability = .durable
+    ) {
         self.readerVersion = readerVersion
-        super.init(fileURL: fileURL, content: content, coordinator: coordinator)
+        super.init(fileURL: fileURL, content: content, saveOptions: SaveOptions(durability: durability), coordinator: coordinator)
     }
 
     /// Drafts (autosaves elsewhere, kept for crash recovery) go to the library's hidden

@@ -16,6 +16,9 @@ struct NotesLibrary {
     /// Whether the sync engines' conflict copies among what the index finds changed are adopted
     /// (set by `LibraryOptions.adoptedLibrary` for a library that can be written).
     var adoptsConflictCopies = false
+    /// How notes and their versions are flushed (`notes serve --flush`): `.durable` unless set
+    /// with ``flushing(_:)``.
+    private(set) var durability: Durability = .durable
 
     /// The library at `url`; `syncEngines`: the sync engines it lives under, whose conflict copies are adopted.
     /// `persistentIndex`: false for a command that adopts no copies (see `LibraryOptions.notesLibrary`).
@@ -29,6 +32,16 @@ struct NotesLibrary {
         self.index = Self.makeIndex(of: url, readerVersion: readerVersion, persistent: persistentIndex)
         self.store = VersionStore(
             libraryURL: url, coordinator: coordinator, manifestName: NoteFormat.manifestName, syncEngines: syncEngines)
+    }
+
+    /// This library with its notes and versions flushed as `durability` says.
+    func flushing(_ durability: Durability) -> NotesLibrary {
+        var library = self
+        library.durability = durability
+        library.store = VersionStore(
+            libraryURL: store.libraryURL, coordinator: store.coordinator, manifestName: store.manifestName, pruning: store.pruning,
+            durability: durability, fileSystem: store.fileSystem, syncEngines: store.syncEngines)
+        return library
     }
 
     /// Where the notes' drafts are kept (recovery data, `notes recover`): the hidden folder
@@ -97,7 +110,7 @@ struct NotesLibrary {
     ///   exits. Without it (most commands run for a moment and exit without closing every note
     ///   they read) there is no presenter: a reload it started could still run as the process exits.
     func open(_ url: URL, presenting: Bool = false) async throws(DocumentKitError) -> NoteDocument {
-        let document = NoteDocument(fileURL: url, readerVersion: readerVersion, coordinator: coordinator)
+        let document = NoteDocument(fileURL: url, readerVersion: readerVersion, coordinator: coordinator, durability: durability)
         document.versionStore = store
         document.packageSettlePeriod = Self.settlePeriod
         document.presentsFile = presenting
@@ -119,7 +132,7 @@ struct NotesLibrary {
 
     /// A new note at `url`, not saved yet, in format `readerVersion`.
     func newDocument(at url: URL, note: Note) -> NoteDocument {
-        let document = NoteDocument(fileURL: url, content: note, readerVersion: readerVersion, coordinator: coordinator)
+        let document = NoteDocument(fileURL: url, content: note, readerVersion: readerVersion, coordinator: coordinator, durability: durability)
         document.versionStore = store
         document.presentsFile = false
         return document

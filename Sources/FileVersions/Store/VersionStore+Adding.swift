@@ -141,7 +141,7 @@ extension VersionStore {
         let parent = try openFolder(source.deletingLastPathComponent(), "opening the folder of the item to keep")
         let entryFolder = try openFolder(entry, "opening the new version")
         let newest = newestEntry(in: folder(for: key), key: key)
-        var copier = PrivateCopy(fileSystem: fileSystem, durable: durability == .durable, itemPath: source.path, known: sharing.lookup(key.folderName))
+        var copier = PrivateCopy(fileSystem: fileSystem, durable: durability.flushesEachItem, itemPath: source.path, known: sharing.lookup(key.folderName))
         try copier.copy(
             source.lastPathComponent, in: parent.rawValue, sourcePath: source.path, as: "item", in: entryFolder.rawValue,
             destinationPath: "item", previous: newest.map { (descriptor: Descriptor) -> (directory: CInt, name: String) in (descriptor.rawValue, "item") })
@@ -277,14 +277,17 @@ extension VersionStore {
             let file = try fileSystem.open(temporary, in: folder.rawValue, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW)
             do throws(Errno) {
                 try fileSystem.write(file, record.encoded(), name: path)
-                if durability == .durable { try fileSystem.synchronize(file, name: path) }
+                if durability.flushesEachItem { try fileSystem.synchronize(file, name: path) }
             } catch {
                 try? fileSystem.close(file, name: path)
                 throw error
             }
             try fileSystem.close(file, name: path)
+            // Batched: the contents and the record reach the disk in one flush before the record is named.
+            if durability == .durableBatched { try fileSystem.synchronizeFileSystem(folder.rawValue, name: entry.path) }
             try fileSystem.rename(temporary, in: folder.rawValue, to: VersionRecord.fileName, in: folder.rawValue)
-            if durability == .durable { try fileSystem.synchronizeDirectory(folder.rawValue, name: entry.path) }
+            // Batched, the record's name is flushed with the entry's rename into place (``synchronize(_:)``).
+            if durability.flushesEachItem { try fileSystem.synchronizeDirectory(folder.rawValue, name: entry.path) }
         } catch {
             throw DocumentKitError(error, operation: .save, path: path, step: "writing the new version's record", originalIsIntact: true)
         }
@@ -355,9 +358,14 @@ extension VersionStore {
         }
     }
 
-    /// Flushes a folder's entries (durable stores only).
+    /// Flushes a folder's entries (durable stores only); a batched store flushes the file
+    /// system, and so also the names written in the entries below it.
     func synchronize(_ folder: URL) {
-        guard durability == .durable, let fd = try? openFolder(folder, "flushing") else { return }
-        try? fileSystem.synchronizeDirectory(fd.rawValue, name: folder.path)
+        guard durability.isDurable, let fd = try? openFolder(folder, "flushing") else { return }
+        if durability == .durableBatched {
+            try? fileSystem.synchronizeFileSystem(fd.rawValue, name: folder.path)
+        } else {
+            try? fileSystem.synchronizeDirectory(fd.rawValue, name: folder.path)
+        }
     }
 }

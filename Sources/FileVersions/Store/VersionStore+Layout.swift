@@ -151,7 +151,7 @@ extension VersionStore {
             let fd = try fileSystem.open(temporary, in: folder.rawValue, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o644)
             do throws(Errno) {
                 try fileSystem.write(fd, data, name: temporary)
-                if durability == .durable { try fileSystem.synchronize(fd, name: temporary) }
+                if durability.isDurable { try fileSystem.synchronize(fd, name: temporary) }
             } catch {
                 Glibc.close(fd)
                 throw error
@@ -175,7 +175,7 @@ extension VersionStore {
                 throw DocumentKitError(error, operation: .save, path: url.path + "/store.json", step: "creating the version store's description")
             }
         }
-        if durability == .durable { try? fileSystem.synchronizeDirectory(folder.rawValue, name: url.path) }
+        if durability.isDurable { try? fileSystem.synchronizeDirectory(folder.rawValue, name: url.path) }
     }
 
     /// Reads a small file of the store (at most `limit` bytes) through the seam; nil when it is not there.

@@ -26,7 +26,7 @@ extension VersionStore {
             _ = try? fileSystem.unlink(temporary, in: folder.rawValue)
             throw DocumentKitError(error, operation: .save, path: url.path + "/store.json", step: step)
         }
-        if durability == .durable { try? fileSystem.synchronizeDirectory(folder.rawValue, name: url.path) }
+        if durability.isDurable { try? fileSystem.synchronizeDirectory(folder.rawValue, name: url.path) }
     }
 
     /// Replaces every file of every version that has other hard links by a private copy (see
@@ -83,7 +83,7 @@ extension VersionStore {
                 throw fail(error, "migrating the version store: listing")
             }
             for child in names.sorted() { try makePrivate(child, in: fd, path: path + "/" + child, copies: &copies) }
-            if durability == .durable { try? fileSystem.synchronizeDirectory(fd, name: path) }
+            if durability.isDurable { try? fileSystem.synchronizeDirectory(fd, name: path) }
         case .regular where status.linkCount > 1:
             let key = FileIdentityKey(device: status.device, inode: status.inode)
             let temporary = TemporaryName.make(for: name, purpose: "private")
@@ -93,7 +93,7 @@ extension VersionStore {
                 }
             } else {
                 let known: [SourceIdentity: String] = [:]
-                var copier = PrivateCopy(fileSystem: fileSystem, durable: durability == .durable, itemPath: path, known: known)
+                var copier = PrivateCopy(fileSystem: fileSystem, durable: durability.isDurable, itemPath: path, known: known)
                 try copier.copy(name, in: directory, sourcePath: path, as: temporary, in: directory, destinationPath: path, previous: nil)
             }
             do { try fileSystem.rename(temporary, in: directory, to: name, in: directory) } catch {
