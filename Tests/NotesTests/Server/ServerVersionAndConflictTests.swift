@@ -6,8 +6,10 @@ import Testing
 /// their resolution, and archives of notes.
 @Suite("notes serve: versions, conflicts and export")
 struct ServerVersionAndConflictTests {
-    @Test func versionsListTheCurrentStateAndThePreviousOnesEachWithItsETag() async throws {
-        let served = try await ServedLibrary.start()
+    /// Under both `--flush` modes: each file flushed, or the file system at each ordering point.
+    @Test(arguments: ["each", "file-system"])
+    func versionsListTheCurrentStateAndThePreviousOnesEachWithItsETag(flush: String) async throws {
+        let served = try await ServedLibrary.start(arguments: ["--flush", flush])
         let server = served.server
         let made = try await server.create("Trip", body: "one\n")
         let second = try await server.put(made.id, ifMatch: made.etag, ["body": "two\n"])
