@@ -37,4 +37,23 @@ struct BatchedDurabilityTests {
         #expect(try texts(of: kept.url)["body.md"] == "second")
         #expect(try texts(of: item)["body.md"] == "third")
     }
+
+    @Test("a batched versioned save whose first file system flush fails is no save: the package is as it was, no version is named")
+    func failedFlushKeepsTheItemAndNamesNoVersion() throws {
+        let library = try VersionLibrary()
+        let item = try library.writePackage("Trip.pkg", ["body.md": "first", "Info.json": "{}"])
+        let faults = FaultInjector()
+        let store = VersionStore(libraryURL: library.url, pruning: .keepAll, durability: .durableBatched, fileSystem: faults.fileSystem)
+        let options = SaveOptions(durability: .durableBatched, fileSystem: faults.fileSystem)
+        var tree = try FileWrapper(contentsOf: item)
+        tree["body.md"] = FileWrapper(regularFileWithContents: Data("second".utf8))
+        faults.fail(.synchronizeFileSystem, with: .ioError, once: true)
+        #expect(throws: DocumentKitError.self) { try store.save(tree, to: item, options: options, keepingReplacedAs: .save) }
+        #expect(try texts(of: item)["body.md"] == "first")
+        #expect(try store.otherVersions(ofItemAt: item).isEmpty)
+        let leftovers = library.documentFolders().flatMap { folder in
+            ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasPrefix(".new-") }
+        }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+    }
 }
