@@ -27,8 +27,7 @@ struct DocumentIdentityChange: Sendable, Equatable {
 /// history is never touched. While the identifier has no history yet, the sibling of the same
 /// kind (path extension) with the identifier whose folder changed earlier (its change time) is
 /// the original: a copy is made after it. The folder is listed then, once per document, unless
-/// ``Document/identityLookup`` names the siblings that hold the identifier; when it names none
-/// but the document, the document is no copy and neither its history nor a sibling is read.
+/// ``Document/identityLookup`` names the siblings that hold the identifier.
 extension Document {
     /// The identity change the save in place at `url` must make, if the document is a copy
     /// (see above); looked at once per document, at its first save in place.
@@ -49,10 +48,6 @@ extension Document {
         }
         let folder = url.deletingLastPathComponent()
         let change = DocumentIdentityChange(old: identifier, new: UUID().uuidString)
-        // A lookup names every sibling that may hold the identifier: with none but the document
-        // itself, it is no copy, whatever its history says (no version is read).
-        let holders = state.withLock { $0.identityLookup }?.items(holding: identifier, in: folder)
-        if let holders, holders.allSatisfy({ $0.lastPathComponent == url.lastPathComponent }) { return nil }
         if let newest = try? store.newestVersion(ofItemAt: url) {
             // The history's place holds the identifier.
             let place = folder.appendingPathComponent(newest.localizedName)
@@ -64,9 +59,10 @@ extension Document {
         // No history yet: a sibling of the same kind with the identifier whose folder changed
         // earlier (the original, which a copy is made from) holds it.
         guard !url.pathExtension.isEmpty else { return nil }
+        let lookup = state.withLock { $0.identityLookup }
         let names: [String]
-        if let holders {
-            names = holders.map(\.lastPathComponent)
+        if let found = lookup?.items(holding: identifier, in: folder) {
+            names = found.map(\.lastPathComponent)
         } else {
             guard let listed = Self.names(in: folder, fileSystem: saveOptions.fileSystem) else { return nil }
             names = listed

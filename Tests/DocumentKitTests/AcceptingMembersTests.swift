@@ -212,37 +212,4 @@ import Testing
         // Without an answer every sibling's manifest is read, as without a lookup.
         #expect(readSiblings == (lookupKnows ? 0 : 20))
     }
-
-    @Test("with a lookup that names no sibling holding the identifier, a document with a history is no copy, and no version is read")
-    func noSiblingNoHistoryRead() async throws {
-        let folder = try TemporaryDirectory()
-        let url = folder.appending("a.text")
-        let original = VersionedTextDocument(fileURL: url, content: VersionedText(title: "A", text: "one"), readerVersion: 2)
-        original.versionStore = VersionStore(libraryURL: folder.url, pruning: .keepAll)
-        try await original.save()
-        for text in ["two", "three"] {
-            try original.update { $0.text = text }
-            try await original.save()
-        }
-        try await original.close()
-        let identifier = try DocumentManifest(jsonData: Data(contentsOf: url.appendingPathComponent("Info.json")), path: url.path).documentIdentifier
-
-        let faults = FaultInjector()
-        let reopened = VersionedTextDocument(fileURL: url)
-        reopened.versionStore = VersionStore(libraryURL: folder.url, pruning: .keepAll, fileSystem: faults.fileSystem)
-        let lookup = FixedLookup([url])
-        reopened.identityLookup = lookup
-        try await reopened.open()
-        try reopened.update { $0.text = "four" }
-        faults.reset()
-        try await reopened.save()
-        try await reopened.close()
-
-        let manifest = try DocumentManifest(jsonData: Data(contentsOf: url.appendingPathComponent("Info.json")), path: url.path)
-        #expect(manifest.documentIdentifier == identifier)
-        #expect(lookup.questions == [identifier])
-        let recordsRead = faults.trace.filter { $0.call == .read && $0.name.hasSuffix("/record.json") }
-        #expect(recordsRead.isEmpty, "\(recordsRead)")
-        #expect(try reopened.versionStore?.otherVersions(ofItemAt: url).count == 3)
-    }
 }
