@@ -284,6 +284,7 @@ def main():
         for line in lines:
             if line + "\n" not in body:
                 lost += 1
+                print(f"soak: lost: note {note_id} ({titles[note_id]}) lacks the acknowledged line {line!r}", flush=True)
     if lost:
         failures.append(f"{lost} acknowledged writes lost")
     print(f"soak: {sum(len(v) for v in acknowledged.values())} acknowledged writes checked, {lost} lost; own memory (RssAnon) {growth:+.1%}, all resident (VmRSS) {rss_growth:+.1%}", flush=True)
