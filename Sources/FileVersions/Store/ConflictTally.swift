@@ -10,8 +10,8 @@ import Synchronization
 ///
 /// A record's classification is remembered only when the record is older than the moment its
 /// reading began (the racy-timestamp rule of ``/FormatVersioning/CachedMemberDigest/isTrusted``).
-/// Bounded for a process that runs for months: two generations of ``generationLimit`` folders
-/// (a folder counted again moves to the young one).
+/// Bounded for a process that runs for months (``Generations``): two generations of
+/// ``generationLimit`` folders.
 final class ConflictTally: Sendable {
     /// Document folders per generation.
     static let generationLimit = 128
@@ -34,37 +34,24 @@ final class ConflictTally: Sendable {
     /// A folder's entries by version id.
     typealias Folder = [VersionIdentifier.Packed: Entry]
 
-    private struct Generations {
-        var young: [String: Folder] = [:]
-        var old: [String: Folder] = [:]
-    }
-
-    private let generations = Mutex(Generations())
-    private let limit: Int
+    private let generations: Mutex<Generations<Folder>>
 
     /// A tally of at most two generations of `generationLimit` folders.
     init(generationLimit: Int = ConflictTally.generationLimit) {
-        limit = generationLimit
+        generations = Mutex(Generations(limit: generationLimit))
     }
 
     /// How many folders it holds (for tests: it must stay bounded).
-    var count: Int { generations.withLock { $0.young.count + $0.old.count } }
+    var count: Int { generations.withLock { $0.count } }
 
     /// What was last remembered of the folder named `folderName`; empty if nothing.
     func folder(named folderName: String) -> Folder {
-        generations.withLock { $0.young[folderName] ?? $0.old[folderName] ?? [:] }
+        generations.withLock { $0.value(for: folderName) ?? [:] }
     }
 
     /// Remembers `folder` as the folder `folderName`'s entries now (replacing what was known).
     func remember(_ folder: Folder, named folderName: String) {
-        generations.withLock { generations in
-            generations.old[folderName] = nil
-            generations.young[folderName] = folder
-            if generations.young.count >= limit {
-                generations.old = generations.young
-                generations.young = [:]
-            }
-        }
+        generations.withLock { $0.insert(folder, for: folderName) }
     }
 
     /// The hash that stands for a record's identity in an ``Entry``.

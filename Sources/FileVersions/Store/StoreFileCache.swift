@@ -8,11 +8,7 @@ import Synchronization
 /// it was read began (the racy-timestamp rule of ``/FormatVersioning/CachedMemberDigest/isTrusted``), so
 /// a rewrite in place within the same clock tick is read again.
 ///
-/// The cache is bounded, for a process that keeps versions for months: it holds two
-/// generations of at most ``generationLimit`` files each. New files go into the young one; when
-/// it is full it becomes the old one and the oldest generation is dropped; a file found in the
-/// old generation moves back to the young one. Files read again and again stay; files read once
-/// (a version kept long ago) leave after two generations.
+/// The cache is bounded (``Generations``): at most two generations of ``generationLimit`` files.
 final class StoreFileCache: Sendable {
     /// Files per generation (a store whose documents keep up to this many versions each stays cached).
     static let generationLimit = 2_048
@@ -22,38 +18,20 @@ final class StoreFileCache: Sendable {
         let value: any Sendable
     }
 
-    private struct Generations {
-        var young: [String: Entry] = [:]
-        var old: [String: Entry] = [:]
-
-        mutating func insert(_ entry: Entry, at path: String, limit: Int) {
-            young[path] = entry
-            if young.count >= limit {
-                old = young
-                young = [:]
-            }
-        }
-    }
-
-    private let generations = Mutex(Generations())
-    private let limit: Int
+    private let generations: Mutex<Generations<Entry>>
 
     /// A cache of at most two generations of `generationLimit` files.
     init(generationLimit: Int = StoreFileCache.generationLimit) {
-        limit = generationLimit
+        generations = Mutex(Generations(limit: generationLimit))
     }
 
     /// How many files the cache holds (for tests: it must stay bounded).
-    var count: Int { generations.withLock { $0.young.count + $0.old.count } }
+    var count: Int { generations.withLock { $0.count } }
 
     /// The value decoded from the file at `path` when it had `identity`, if it still has it.
     func value<T: Sendable>(at path: String, identity: FileIdentity, as type: T.Type) -> T? {
         generations.withLock { generations in
-            if let entry = generations.young[path] {
-                return entry.identity == identity ? entry.value as? T : nil
-            }
-            guard let entry = generations.old.removeValue(forKey: path), entry.identity == identity else { return nil }
-            generations.insert(entry, at: path, limit: limit)
+            guard let entry = generations.value(for: path), entry.identity == identity else { return nil }
             return entry.value as? T
         }
     }
@@ -64,12 +42,11 @@ final class StoreFileCache: Sendable {
     func remember<T: Sendable>(_ value: T, at path: String, identity: FileIdentity, referenceTime: Int64) {
         let trusted = CachedMemberDigest(identity: identity, sha256: "", referenceTime: referenceTime).isTrusted
         generations.withLock { generations in
-            generations.old[path] = nil
-            guard trusted else {
-                generations.young[path] = nil
-                return
+            if trusted {
+                generations.insert(Entry(identity: identity, value: value), for: path)
+            } else {
+                generations.removeValue(for: path)
             }
-            generations.insert(Entry(identity: identity, value: value), at: path, limit: limit)
         }
     }
 }

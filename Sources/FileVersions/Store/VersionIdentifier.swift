@@ -31,6 +31,14 @@ enum VersionIdentifier {
         return utcCalendar.date(from: components)
     }
 
+    /// The ids among `names` that name the newest second of them (an id starts with its date,
+    /// `YYYYMMDDTHHMMSSZ`): where the newest version is, without reading the others.
+    static func ofNewestSecond(among names: [String]) -> [String] {
+        let ids = names.filter(isValid)
+        guard let newest = ids.map({ $0.prefix(16) }).max() else { return [] }
+        return ids.filter { $0.prefix(16) == newest }
+    }
+
     /// Whether `id` has the form above (so that it is safe as a folder name).
     static func isValid(_ id: String) -> Bool {
         let bytes = Array(id.utf8)

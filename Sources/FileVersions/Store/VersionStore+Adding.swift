@@ -159,11 +159,10 @@ extension VersionStore {
             return entry
         }
         guard let folder = try? openFolder(documentFolder, "listing versions"),
-            let names = try? fileSystem.contentsOfDirectory(folder.rawValue, name: documentFolder.path),
-            let newestSecond = names.filter(VersionIdentifier.isValid).map({ $0.prefix(16) }).max()
+            let names = try? fileSystem.contentsOfDirectory(folder.rawValue, name: documentFolder.path)
         else { return nil }
         var newest: (name: String, time: Int64)?
-        for name in names where name.hasPrefix(newestSecond) && VersionIdentifier.isValid(name) {
+        for name in VersionIdentifier.ofNewestSecond(among: names) {
             guard let status = try? fileSystem.status(of: name, in: folder.rawValue) else { continue }
             if newest == nil || status.changeTime > newest!.time { newest = (name, status.changeTime) }
         }

@@ -68,19 +68,11 @@ extension VersionStore {
         let identity = FileIdentity(status)
         let hash = ConflictTally.hash(of: identity)
         if let known, known.hasRecordIdentity(hash) { return (known, true) }
-        // A record a listing decoded is taken from its cache; one read here is not kept there (the
-        // tally keeps what a count needs: a process that only counts holds no records).
-        let recordPath = folderURL.path + "/" + name + "/" + VersionRecord.fileName
-        let record: VersionRecord
-        if let cached = fileCache.value(at: recordPath, identity: identity, as: VersionRecord.self) {
-            record = cached
-        } else {
-            guard let data = try? readStoreFile(URL(fileURLWithPath: recordPath), limit: Int64(VersionRecord.maximumSize)),
-                let decoded = try? VersionRecord.decode(data, path: recordPath)
-            else { return nil }
-            record = decoded
-        }
-        guard record.id == name else { return nil }
+        // A record a listing decoded comes from the file cache; one read here is not kept there
+        // (the tally keeps what a count needs: a process that only counts holds no records).
+        guard let record = try? readRecord(in: folderURL.appendingPathComponent(name, isDirectory: true), remembering: false),
+            record.id == name
+        else { return nil }
         let entry = ConflictTally.Entry(recordIdentity: hash, isUnresolvedConflict: record.conflict && !record.resolved)
         return (entry, CachedMemberDigest(identity: identity, sha256: "", referenceTime: referenceTime).isTrusted)
     }

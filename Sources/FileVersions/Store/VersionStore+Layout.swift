@@ -194,9 +194,10 @@ extension VersionStore {
     /// Reads and decodes a small file of the store (at most `limit` bytes) through the seam,
     /// unless this store decoded it before and it is unchanged (same identity by `fstat` of the
     /// open file, and older than that reading): then that value is returned, and nothing is read.
-    /// Nil when the file is not there.
+    /// Nil when the file is not there. Not `remembering`, a value read is not kept (a caller
+    /// that keeps what it needs of it, such as ``ConflictTally``, holds no copy of every file).
     func readCachedStoreFile<T: Sendable>(
-        _ file: URL, limit: Int64 = 1 << 20, failure: (Errno) -> DocumentKitError,
+        _ file: URL, limit: Int64 = 1 << 20, remembering: Bool = true, failure: (Errno) -> DocumentKitError,
         decode: (Data) throws(DocumentKitError) -> T
     ) throws(DocumentKitError) -> T? {
         let referenceTime = DigestClock.now()
@@ -221,7 +222,7 @@ extension VersionStore {
             data = try readAll(fd, size: Int(status.size), name: file.path, using: fileSystem)
         } catch { throw failure(error) }
         let value = try decode(data)
-        fileCache.remember(value, at: file.path, identity: status.identity, referenceTime: referenceTime)
+        if remembering { fileCache.remember(value, at: file.path, identity: status.identity, referenceTime: referenceTime) }
         return value
     }
 

@@ -98,9 +98,7 @@ extension VersionStore {
             completeInterruptedEntries(in: folder)
             names = self.names(inFolderAt: folder.path) ?? []
         }
-        if newestSecondOnly, let newest = names.filter(VersionIdentifier.isValid).map({ $0.prefix(16) }).max() {
-            names = names.filter { VersionIdentifier.isValid($0) && $0.prefix(16) == newest }
-        }
+        if newestSecondOnly { names = VersionIdentifier.ofNewestSecond(among: names) }
         var versions: [FileVersion] = []
         var problems: [DocumentKitError] = []
         for name in names.sorted() where !name.hasPrefix(".") {
@@ -166,12 +164,14 @@ extension VersionStore {
         return removed
     }
 
-    func readRecord(in entry: URL) throws(DocumentKitError) -> VersionRecord {
+    /// The record of the version entry `entry` (kept in the file cache unless not `remembering`).
+    func readRecord(in entry: URL, remembering: Bool = true) throws(DocumentKitError) -> VersionRecord {
         let recordURL = entry.appendingPathComponent(VersionRecord.fileName)
         let missing = DocumentKitError(.corruptData, operation: .read, path: recordURL.path,
             detail: "The version's record is missing or unreadable (a version still arriving from a sync engine, or a damaged one).")
         // Read once per process while it is unchanged (see `readCachedStoreFile`).
-        let record = try readCachedStoreFile(recordURL, limit: 8 << 20, failure: { _ in missing }) { data throws(DocumentKitError) in
+        let record = try readCachedStoreFile(recordURL, limit: 8 << 20, remembering: remembering, failure: { _ in missing }) {
+            data throws(DocumentKitError) in
             try VersionRecord.decode(data, path: recordURL.path)
         }
         guard let record else { throw missing }
