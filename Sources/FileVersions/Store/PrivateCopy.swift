@@ -34,47 +34,42 @@ struct SourceIdentity: Hashable, Sendable {
 /// Per document, which store files hold the bytes of which live files (the newest version kept
 /// in this process): a save links them instead of copying. A miss only costs a copy.
 ///
-/// It knows at most ``documentLimit`` documents (then it starts again empty): a process that
-/// saves a hundred thousand documents over months does not keep a map for each.
+/// It knows at most ``documentLimit`` documents (``Generations`` of half as many each): a process
+/// that saves a hundred thousand documents over months does not keep a map for each.
 final class SharingCache: Sendable {
     /// Documents it remembers at most.
     static let documentLimit = 4_096
 
-    private let byDocument = Mutex<[String: [SourceIdentity: String]]>([:])
+    private let byDocument: Mutex<Generations<[SourceIdentity: String]>>
     /// The entry (its path) this process last put in place for each document: where a new
     /// version of the document links from first.
-    private let placed = Mutex<[String: String]>([:])
-    private let limit: Int
+    private let placed: Mutex<Generations<String>>
 
     init(documentLimit: Int = SharingCache.documentLimit) {
-        limit = documentLimit
+        byDocument = Mutex(Generations(limit: max(1, documentLimit / 2)))
+        placed = Mutex(Generations(limit: max(1, documentLimit / 2)))
     }
 
     /// How many documents it remembers (for tests: it must stay bounded).
     var count: Int { byDocument.withLock { $0.count } + placed.withLock { $0.count } }
 
-    func lookup(_ document: String) -> [SourceIdentity: String] { byDocument.withLock { $0[document] ?? [:] } }
+    func lookup(_ document: String) -> [SourceIdentity: String] { byDocument.withLock { $0.value(for: document) ?? [:] } }
 
     func replace(_ document: String, with map: [SourceIdentity: String]) {
-        byDocument.withLock { Self.set(map, for: document, in: &$0, limit: limit) }
+        byDocument.withLock { $0.insert(map, for: document) }
     }
 
-    func placedEntry(of document: String) -> String? { placed.withLock { $0[document] } }
+    func placedEntry(of document: String) -> String? { placed.withLock { $0.value(for: document) } }
 
     func rememberPlaced(_ entry: String, of document: String) {
-        placed.withLock { Self.set(entry, for: document, in: &$0, limit: limit) }
-    }
-
-    private static func set<Value>(_ value: Value, for document: String, in values: inout [String: Value], limit: Int) {
-        if values.count >= limit, values[document] == nil { values.removeAll(keepingCapacity: true) }
-        values[document] = value
+        placed.withLock { $0.insert(entry, for: document) }
     }
 
     /// After a save linked the document's unchanged files into its new tree (which changes
     /// their `ctime`), takes their new identities: `current` are the files of the saved item.
     func refresh(_ document: String, current: [FileStatus]) {
         byDocument.withLock { maps in
-            guard var map = maps[document], !map.isEmpty else { return }
+            guard var map = maps.value(for: document), !map.isEmpty else { return }
             var byOldIdentity: [SourceIdentity: (SourceIdentity, String)] = [:]
             for (identity, path) in map { byOldIdentity[identity.ignoringChangeTime] = (identity, path) }
             for status in current {
@@ -82,7 +77,7 @@ final class SharingCache: Sendable {
                 else { continue }
                 map[SourceIdentity(status)] = path
             }
-            maps[document] = map
+            maps.insert(map, for: document)
         }
     }
 }
