@@ -14,6 +14,9 @@ Usage: Scripts/soak.py --notes-binary PATH [--notes 1000] [--requests 100000] [-
 """
 import argparse, http.client, json, os, random, shutil, signal, subprocess, sys, tempfile, threading, time
 
+# Idle seconds before a memory sample: more than `notes serve`'s memory trim period (5 s).
+IDLE_SAMPLE_SECONDS = 7
+
 def proc_stats(pid):
     fields = {}
     with open(f"/proc/{pid}/status") as f:
@@ -225,7 +228,9 @@ def main():
     workers = [threading.Thread(target=worker, args=(i,)) for i in range(args.clients)]
     for w in workers: w.start()
     for w in workers: w.join()
-    time.sleep(2)
+    # Both samples are taken idle for longer than the server's memory trim period (5 s), so that
+    # both follow a trim: one taken just before it would count garbage the trim gives back.
+    time.sleep(IDLE_SAMPLE_SECONDS)
     baseline = proc_stats(server.pid)
     print(f"soak: after warm-up ({warm} requests): {baseline}", flush=True)
 
@@ -251,10 +256,12 @@ def main():
     # Idle: threads that served the load (GCD's workers, which it retires after a few idle
     # seconds) and connections that close may take a moment; wait up to 30 s for them.
     deadline = time.time() + 30
+    idle_since = time.time()
     while True:
         time.sleep(3)
         end = proc_stats(server.pid)
-        if (end["fds"] <= baseline["fds"] and end["threads"] <= baseline["threads"]) or time.time() > deadline:
+        returned = end["fds"] <= baseline["fds"] and end["threads"] <= baseline["threads"]
+        if (returned and time.time() - idle_since >= IDLE_SAMPLE_SECONDS) or time.time() > deadline:
             break
     print(f"soak: {total - warm} requests in {elapsed:.1f} s ({(total - warm) / elapsed:.0f}/s); statuses {dict(sorted(statuses.items()))}; "
           f"{events_seen[0]} events heard; peak {peak}; idle after: {end}", flush=True)
