@@ -79,6 +79,7 @@ extension NotesAPI {
             } catch {
                 throw NotesError(error, note: document.content.title)
             }
+            try Self.requireIdentity(of: document, id)
             let new = tag(at: place)
             return (resource(of: document, at: place, tag: new), new)
         }
@@ -102,6 +103,7 @@ extension NotesAPI {
             } catch {
                 throw NotesError(error, note: document.content.title)
             }
+            try Self.requireIdentity(of: document, id)
             let new = tag(at: place)
             return (resource(of: document, at: place, tag: new), new)
         }

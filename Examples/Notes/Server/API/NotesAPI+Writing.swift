@@ -10,6 +10,11 @@ extension NotesAPI {
         case moved(URL)
     }
 
+    /// The save went into a copy of the note (`cp -r` of it, which the index knew of before the
+    /// original's return): the copy took an identifier of its own at that save (DocumentKit's copy
+    /// rule), so the write is not the note's and is taken again at the note.
+    struct WroteIntoCopy: Error {}
+
     /// Runs `body` under a coordinated write of the note `id`, with its current tag and (with
     /// `opening`) the note read under the write. A note moved while the write waited is
     /// written at its new place; the index hears of the change at once.
@@ -20,19 +25,14 @@ extension NotesAPI {
         var target = try await locate(id)
         for _ in 0..<NotesLibrary.creationAttempts {
             let mark = await library.markListing(for: [target])
-            let outcome: WriteOutcome<T> = try await library.coordinator.coordinate(with: [.writingIntent(with: target, options: options)]) {
-                granted in
-                let place = granted[0].url
-                if place.standardizedFileURL.path != target.standardizedFileURL.path { return .moved(place) }
-                let current = tag(at: place)
-                var document: NoteDocument?
-                if opening {
-                    do throws(DocumentKitError) { document = try await library.open(place) } catch { throw NotesError(error, note: id) }
-                    guard document?.content.documentIdentifier.uuidString == UUID(uuidString: id)?.uuidString else {
-                        throw APIError.noSuchNote(id)
-                    }
-                }
-                return .done(try await body(place, document, current))
+            let outcome: WriteOutcome<T>
+            do {
+                outcome = try await coordinatedWrite(id, at: target, opening: opening, options: options, body)
+            } catch is WroteIntoCopy {
+                await library.noteChanges(at: [target], since: mark)
+                await library.refreshIndex()
+                target = try await locate(id)
+                continue
             }
             switch outcome {
             case .done(let value):
@@ -42,6 +42,34 @@ extension NotesAPI {
             }
         }
         throw NotesError(.busy, "note \(id) kept moving while this write waited for it; try again")
+    }
+
+    /// One attempt of ``write(_:opening:options:_:)`` at `target`.
+    private func coordinatedWrite<T: Sendable>(
+        _ id: String, at target: URL, opening: Bool, options: CoordinatedWritingOptions,
+        _ body: @escaping @Sendable (_ place: URL, _ document: NoteDocument?, _ current: EntityTag?) async throws -> T
+    ) async throws -> WriteOutcome<T> {
+        try await library.coordinator.coordinate(with: [.writingIntent(with: target, options: options)]) {
+            granted in
+            let place = granted[0].url
+            if place.standardizedFileURL.path != target.standardizedFileURL.path { return .moved(place) }
+            let current = tag(at: place)
+            var document: NoteDocument?
+            if opening {
+                do throws(DocumentKitError) { document = try await library.open(place) } catch { throw NotesError(error, note: id) }
+                guard document?.content.documentIdentifier.uuidString == UUID(uuidString: id)?.uuidString else {
+                    throw APIError.noSuchNote(id)
+                }
+            }
+            return .done(try await body(place, document, current))
+        }
+    }
+
+    /// Throws ``WroteIntoCopy`` when `document`, saved as the note `id`, no longer has its
+    /// identifier: it was a copy, and its save gave it one of its own.
+    static func requireIdentity(of document: NoteDocument, _ id: String) throws {
+        let saved = (document.manifest?.documentIdentifier).flatMap(UUID.init(uuidString:))
+        if saved != UUID(uuidString: id) { throw WroteIntoCopy() }
     }
 
     /// Throws 412 unless `condition` matches the current tag strongly; `applied` says whether
@@ -67,6 +95,7 @@ extension NotesAPI {
             } catch {
                 throw NotesError(error, note: document.content.title)
             }
+            try Self.requireIdentity(of: document, id)
             let new = tag(at: place)
             // Opened and saved under this write: a note not in conflict then has none (no listing of its versions).
             let known: [FileVersion]? = document.documentState.contains(.inConflict) ? nil : []

@@ -22,8 +22,12 @@ struct NotesAPI: Sendable {
         guard let identifier = UUID(uuidString: id)?.uuidString else { throw APIError.noSuchNote(id) }
         guard let index = library.index else {
             let notes = try await library.listedNotes(problem: { _, _ in })
-            guard let note = notes.first(where: { $0.documentIdentifier == identifier }) else { throw APIError.noSuchNote(id) }
-            return note.url
+            // A copy (`cp -r`) holds the identifier too until its first save: the original is the note.
+            let holders = notes.filter { $0.documentIdentifier == identifier }.map(\.url)
+                .filter { ConflictCopyName(parsing: $0.lastPathComponent) == nil }
+            if holders.count > 1 { return await library.original(among: holders.sorted { $0.path < $1.path }) }
+            guard let note = holders.first else { throw APIError.noSuchNote(id) }
+            return note
         }
         for round in 0..<2 {
             if round == 1 { await library.refreshIndex() }

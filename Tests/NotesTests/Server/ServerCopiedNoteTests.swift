@@ -1,0 +1,55 @@
+import DocumentKitTesting
+import Foundation
+import Testing
+
+/// `cp -r` of a note makes a second package with the note's id until the copy's first save:
+/// a write to the id goes to the note, never into the copy.
+@Suite("notes serve: a note copied by the shell")
+struct ServerCopiedNoteTests {
+    /// Every file under `package`, by relative path.
+    static func contents(of package: URL) throws -> [String: Data] {
+        var found: [String: Data] = [:]
+        let enumerator = FileManager.default.enumerator(atPath: package.path)
+        while let path = enumerator?.nextObject() as? String {
+            let url = package.appendingPathComponent(path)
+            var isFolder: ObjCBool = false
+            if FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder), !isFolder.boolValue {
+                found[path] = try Data(contentsOf: url)
+            }
+        }
+        return found
+    }
+
+    @Test("without an index, a PUT to a note whose copy lists first is saved in the note and leaves the copy as it was", arguments: [false, true])
+    func putGoesToTheOriginalNotItsCopy(withHistory: Bool) async throws {
+        let served = try await ServedLibrary.start(environment: ["NOTES_INDEX": "off"]) { notes in
+            try notes.ok(["new", "Zeta", "--body", "one\n"])
+        }
+        let server = served.server
+        let listed = try await server.get("/api/notes")
+        let id = try #require(listed.objects.first?["id"] as? String)
+        var etag = try #require(try await server.note(id).etag)
+        if withHistory {
+            // The note's replaced state is kept as a version under its package name.
+            etag = try #require(try await server.put(id, ifMatch: etag, ["body": "two\n"]).etag)
+        }
+        // The shell copies the note to a name listed before it.
+        let copy = served.package("aaa.note")
+        let cp = Process()
+        cp.executableURL = URL(fileURLWithPath: "/bin/cp")
+        cp.arguments = ["-r", served.package("zeta.note").path, copy.path]
+        try cp.run()
+        cp.waitUntilExit()
+        #expect(cp.terminationStatus == 0)
+        let copied = try Self.contents(of: copy)
+
+        let reply = try await server.put(id, ifMatch: etag, ["body": "three\n"])
+        #expect(reply.status == 200, "\(reply.text)")
+        let now = try await server.note(id)
+        #expect(now.object["body"] as? String == "three\n", "the note has the write: \(now.text)")
+        #expect(now.etag == reply.etag, "the acknowledged ETag is the note's")
+        let blocks = try Data(contentsOf: served.package("zeta.note").appendingPathComponent("body.json"))
+        #expect(String(decoding: blocks, as: UTF8.self).contains("three"), "the write is in the original's package")
+        #expect(try Self.contents(of: copy) == copied, "the copy is as the shell left it")
+    }
+}
