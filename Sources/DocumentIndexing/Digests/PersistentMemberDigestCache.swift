@@ -185,6 +185,7 @@ public final class PersistentMemberDigestCache: MemberDigestCache {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.label = "DocumentKit.digests"
+        configuration.limitPageCache()
         do {
             let database = try DatabaseQueue(path: path, configuration: configuration)
             let problem = try database.inDatabase { db -> String? in

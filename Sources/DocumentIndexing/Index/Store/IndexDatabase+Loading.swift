@@ -44,6 +44,7 @@ extension IndexDatabase {
         var configuration = GRDB.Configuration()
         configuration.readonly = true
         configuration.busyMode = .timeout(30)
+        configuration.limitPageCache()
         let second = try DatabaseQueue(path: path, configuration: configuration)
         let dataVersion = { [queue] in try queue.inDatabase { try Int.fetchOne($0, sql: "PRAGMA data_version") } }
         let before = try dataVersion()

@@ -31,6 +31,7 @@ final class IndexDatabase: Sendable {
         configuration.busyMode = .timeout(30)
         configuration.journalMode = .wal
         configuration.label = "DocumentKit.DocumentIndex"
+        configuration.limitPageCache()
         do { queue = try DatabaseQueue(path: path, configuration: configuration) } catch {
             throw Problem.damaged("\(error)")
         }
