@@ -94,6 +94,13 @@ extension NotesAPI {
         return parts.joined(separator: "\n")
     }
 
+    /// The unresolved conflict versions of the note at `url`: counted first (no version's record
+    /// is read or kept when unchanged), listed only when there are some.
+    func unresolvedConflicts(at url: URL) -> [FileVersion] {
+        if conflictCount(at: url) == 0 { return [] }
+        return (try? library.store.versions(ofItemAt: url).unresolvedConflicts) ?? []
+    }
+
     /// The body of `GET /api/notes/{id}` and the note's tag: kept, or read and kept.
     func noteResponse(_ id: String) async throws -> NoteResponseCache.Entry {
         let canonical = UUID(uuidString: id)?.uuidString ?? id
@@ -101,7 +108,7 @@ extension NotesAPI {
         let url = try await locate(id)
         return try await library.coordinator.coordinate(with: [.readingIntent(with: url)]) { granted in
             let place = granted[0].url
-            let conflicts = (try? library.store.versions(ofItemAt: place).unresolvedConflicts) ?? []
+            let conflicts = unresolvedConflicts(at: place)
             let records = conflicts.map { $0.url.deletingLastPathComponent().appendingPathComponent("record.json").path }
             let before = stamp(of: place, id: canonical, conflictRecords: records)
             let tag = tag(at: place)
@@ -114,8 +121,7 @@ extension NotesAPI {
                 conflicts: resource.conflicts)
             // Kept only if nothing changed while it was read: the stamp, and the conflicts it was taken with.
             if let before, before == stamp(of: place, id: canonical, conflictRecords: records),
-                (try? library.store.versions(ofItemAt: place).unresolvedConflicts)?.map(\.persistentIdentifier)
-                    == conflicts.map(\.persistentIdentifier)
+                unresolvedConflicts(at: place).map(\.persistentIdentifier) == conflicts.map(\.persistentIdentifier)
             {
                 responses.keep(entry, for: canonical)
             }
