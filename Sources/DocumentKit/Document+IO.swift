@@ -151,6 +151,9 @@ extension Document {
         -> (FileWrapper, FileVersion?, ItemState?)
     {
         let (store, base) = state.withLock { ($0.versionStore, $0.base) }
+        // The item checked for a conflict is the one replaced: never one put in its place, nor
+        // the URL written again after the item was moved away meanwhile (by a shell's `mv`).
+        let options = options.replacingItem(at: url)
         let conflict = try ItemState.keepingConflict(ofItemAt: url, since: base, in: store)
         let (saved, _, newBase) = try write(tree, over: url, options: options)
         return (saved, conflict, newBase)

@@ -122,6 +122,7 @@ extension Document {
     func takeOwnIdentity(
         _ change: DocumentIdentityChange, at url: URL, format: FormatDescription, options: SaveOptions
     ) throws(DocumentKitError) {
+        let options = options.replacingItem(at: url)
         let found = try readTree(at: url, fileSystem: options.fileSystem, keepingConflictCopies: true)
         var manifest = try DocumentManifest(package: found, manifestName: format.manifestName, packagePath: url.path)
         if manifest.documentIdentifier == change.old {

@@ -20,6 +20,8 @@ struct AtomicReplacement {
     let name: String
     let documentPath: String
     let durable: Bool
+    /// The item the swap must replace (``SaveOptions/itemToReplace``); nil: whatever is there.
+    var itemToReplace: FileIdentity? = nil
     static let logger = Logger(label: "DocumentKit.save")
 
     /// What the swap left at the temporary name.
@@ -78,10 +80,33 @@ struct AtomicReplacement {
             try renameFileOver(temporaryName)
             return .nothing
         }
+        try checkReplacedItem(temporaryName)
         try flushParent(undo: { () throws(Errno) in
             try fileSystem.exchange(temporaryName, in: parent, with: name, in: parent)
         })
         return .oldItemAtTemporaryName
+    }
+
+    /// Just after the exchange: unless the item it put at `temporaryName` is the one to replace
+    /// (another was put in its place meanwhile), swaps back and throws.
+    private func checkReplacedItem(_ temporaryName: String) throws(DocumentKitError) {
+        guard let itemToReplace else { return }
+        let failure: DocumentKitError
+        do {
+            let replaced = try fileSystem.status(of: temporaryName, in: parent)
+            if SaveOptions(fileSystem: fileSystem, itemToReplace: itemToReplace).isItemToReplace(replaced) { return }
+            failure = SaveOptions.itemReplaced(documentPath)
+        } catch {
+            failure = fail(error, "reading the status of the replaced item")
+        }
+        do { try fileSystem.exchange(temporaryName, in: parent, with: name, in: parent) } catch {
+            // The new item stays in place; the other one is at the temporary name, which recovery leaves alone.
+            throw DocumentKitError(
+                error, operation: .save, path: documentPath,
+                step: "swapping back after the replaced item could not be confirmed (\(failure.detail ?? failure.step ?? ""))",
+                originalIsIntact: false)
+        }
+        throw failure
     }
 
     /// The fallback for a file: rename it over the old one (atomic). For a durable save the old

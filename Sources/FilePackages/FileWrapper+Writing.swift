@@ -52,6 +52,7 @@ extension FileWrapper {
             }
             current = nil
         }
+        try options.checkItemToReplace(current, path: path)
         switch storage {
         case .directory(let children):
             return try PackageSave(location: location, current: current, options: options).run(children, permissions: permissions)

@@ -77,7 +77,7 @@ struct PackageSave {
         // 3. The swap, then the old tree goes.
         let replacement = AtomicReplacement(
             fileSystem: fileSystem, parent: parent, parentPath: location.parentPath, name: location.name,
-            documentPath: path, durable: durable)
+            documentPath: path, durable: durable, itemToReplace: options.itemToReplace)
         let outcome: AtomicReplacement.Outcome
         do { outcome = try replacement.swap(temporaryName, itemExists: current != nil, isDirectory: true) } catch {
             // Not undone: the temporary tree may be what the rename intent rolls forward to.
@@ -193,7 +193,7 @@ struct FileSave {
         }
         let replacement = AtomicReplacement(
             fileSystem: fileSystem, parent: parent, parentPath: location.parentPath, name: location.name,
-            documentPath: path, durable: durable)
+            documentPath: path, durable: durable, itemToReplace: options.itemToReplace)
         // The replaced file is kept by a hard link taken before the swap.
         let keeper = ReplacedItem(fileSystem: fileSystem, documentPath: path)
         let keptLink = current?.kind == .regular && keeper.link(location.name, in: parent, to: options.replacedItemDestination)

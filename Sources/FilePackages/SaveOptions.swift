@@ -17,16 +17,24 @@ public struct SaveOptions: Sendable {
     /// If that fails, the replaced item is removed as without it and a warning is logged: the
     /// caller learns whether it was kept by looking at the path.
     public var replacedItemDestination: URL?
+    /// The item the save must replace (its device and inode; the other fields are not compared),
+    /// or nil to replace whatever is at the URL, or create it. With it, the save never writes the
+    /// URL again after that item was moved away or deleted (`notFound`), nor replaces another
+    /// item put in its place (`changedSinceRead`): checked before anything is written, and again
+    /// at the swap (the replaced item is swapped back if it isn't this one). The original is
+    /// intact after either error.
+    public var itemToReplace: FileIdentity?
 
     /// Options for a save; every parameter has the safe default.
     public init(
         durability: Durability = .durable, hardLinks: HardLinkPolicy = .detach, fileSystem: FileSystem = .live,
-        replacedItemDestination: URL? = nil
+        replacedItemDestination: URL? = nil, itemToReplace: FileIdentity? = nil
     ) {
         self.durability = durability
         self.hardLinks = hardLinks
         self.fileSystem = fileSystem
         self.replacedItemDestination = replacedItemDestination
+        self.itemToReplace = itemToReplace
     }
 }
 

@@ -1,0 +1,46 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import DocumentKitSystem
+import Foundation
+
+/// "Is the item at the URL still the one this save replaces?" (``SaveOptions/itemToReplace``),
+/// asked before a save writes and again at its swap.
+extension SaveOptions {
+    /// These options with ``itemToReplace`` the item at `url` now (through a symbolic link, as a
+    /// save resolves it); unchanged when nothing is there or one is named already.
+    public func replacingItem(at url: URL) -> SaveOptions {
+        guard itemToReplace == nil, let status = try? fileSystem.status(of: url.path, in: AT_FDCWD, followingLink: true) else { return self }
+        var options = self
+        options.itemToReplace = FileIdentity(status)
+        return options
+    }
+
+    /// Whether `status` (the item at the URL, nil when there is none) is ``itemToReplace``;
+    /// true when the save names none.
+    func isItemToReplace(_ status: FileStatus?) -> Bool {
+        guard let expected = itemToReplace else { return true }
+        guard let status else { return false }
+        return status.device == expected.device && status.inode == expected.inode
+    }
+
+    /// Throws unless `current`, the item at `path` now, is ``itemToReplace`` (see there).
+    func checkItemToReplace(_ current: FileStatus?, path: String) throws(DocumentKitError) {
+        guard !isItemToReplace(current) else { return }
+        throw current == nil ? Self.itemGone(path) : Self.itemReplaced(path)
+    }
+
+    /// The item to replace is no longer at `path`.
+    static func itemGone(_ path: String) -> DocumentKitError {
+        DocumentKitError(
+            .notFound, operation: .save, path: path, originalIsIntact: true,
+            detail: "It was moved away or deleted while this save ran; the save does not write it again.")
+    }
+
+    /// Another item is at `path` than the one to replace.
+    static func itemReplaced(_ path: String) -> DocumentKitError {
+        DocumentKitError(
+            .changedSinceRead, operation: .save, path: path, originalIsIntact: true,
+            detail: "Another item was put in its place while this save ran; it was not replaced.")
+    }
+}
