@@ -69,6 +69,7 @@ struct AtomicReplacement {
             }
         }
         precondition(exists)
+        try checkItemInPlace()
         do {
             try fileSystem.exchange(temporaryName, in: parent, with: name, in: parent)
         } catch {
@@ -80,11 +81,26 @@ struct AtomicReplacement {
             try renameFileOver(temporaryName)
             return .nothing
         }
-        try checkReplacedItem(temporaryName)
+        // A replaced tree stays locked by the save (PackageSave), so other processes' recovery
+        // leaves it at the temporary name; a replaced file may be swept as litter at once.
+        if isDirectory { try checkReplacedItem(temporaryName) }
         try flushParent(undo: { () throws(Errno) in
             try fileSystem.exchange(temporaryName, in: parent, with: name, in: parent)
         })
         return .oldItemAtTemporaryName
+    }
+
+    /// Just before the exchange: the item at the name is the one to replace.
+    private func checkItemInPlace() throws(DocumentKitError) {
+        guard let itemToReplace else { return }
+        let options = SaveOptions(fileSystem: fileSystem, itemToReplace: itemToReplace)
+        do { try options.checkItemToReplace(try fileSystem.status(of: name, in: parent), path: documentPath) } catch let error as Errno {
+            throw error == .noSuchFileOrDirectory ? SaveOptions.itemGone(documentPath) : fail(error, "reading the status of the item to replace")
+        } catch let error as DocumentKitError {
+            throw error
+        } catch {
+            throw fail(.ioError, "reading the status of the item to replace")
+        }
     }
 
     /// Just after the exchange: unless the item it put at `temporaryName` is the one to replace

@@ -39,6 +39,10 @@ public struct FileWrapper: Sendable {
     /// actually used.
     public var preferredFilename: String?
 
+    /// For the wrapper a save returns: the item the save put in place (from its open descriptor,
+    /// not its path, which another program may have changed since); nil otherwise.
+    package var savedIdentity: FileIdentity?
+
     /// A regular file with the given contents.
     public init(regularFileWithContents contents: Data, permissions: UInt32? = nil) {
         storage = .data(contents)

@@ -3,14 +3,21 @@ import Glibc
 #endif
 import DocumentKitSystem
 import Foundation
+import SystemPackage
 
 /// "Is the item at the URL still the one this save replaces?" (``SaveOptions/itemToReplace``),
 /// asked before a save writes and again at its swap.
 extension SaveOptions {
     /// These options with ``itemToReplace`` the item at `url` now (through a symbolic link, as a
     /// save resolves it); unchanged when nothing is there or one is named already.
-    public func replacingItem(at url: URL) -> SaveOptions {
-        guard itemToReplace == nil, let status = try? fileSystem.status(of: url.path, in: AT_FDCWD, followingLink: true) else { return self }
+    /// - Throws: when the item's status can't be read (other than its absence).
+    public func replacingItem(at url: URL) throws(DocumentKitError) -> SaveOptions {
+        guard itemToReplace == nil else { return self }
+        let status: FileStatus
+        do { status = try fileSystem.status(of: url.path, in: AT_FDCWD, followingLink: true) } catch {
+            if error == .noSuchFileOrDirectory { return self }
+            throw DocumentKitError(error, operation: .save, path: url.path, step: "reading the status of the item to replace", originalIsIntact: true)
+        }
         var options = self
         options.itemToReplace = FileIdentity(status)
         return options

@@ -94,9 +94,11 @@ struct PackageSave {
             }
         }
         let status = try? fileSystem.status(of: root, name: path)
-        return FileWrapper(
+        var saved = FileWrapper(
             storage: .directory(built), permissions: status?.permissions,
             modificationDate: status.map { Date(nanosecondsSince1970: $0.modificationTime) })
+        saved.savedIdentity = status.map(FileIdentity.init)
+        return saved
     }
 }
 
