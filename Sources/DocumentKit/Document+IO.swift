@@ -104,15 +104,24 @@ extension Document {
     ///   re-create what another program deleted or moved away; the edits stay in memory.
     func placeToSave(requested: URL, granted: URL) throws(DocumentKitError) -> URL {
         let place = Self.itemLocation(requested: requested, granted: granted)
-        let (base, knowsDeleted) = state.withLock { ($0.base, $0.documentState.contains(.fileDeleted)) }
-        if base != nil && !knowsDeleted && !Self.itemExists(at: place) {
-            throw DocumentKitError(
-                .notFound, operation: .save, path: requested.path,
-                detail: "It was deleted, or moved out of its folder, after this document read it; the save does not write it "
-                    + "again. The edits stay in memory: save them elsewhere (saveAs) to keep them.")
-        }
+        if mustFindItem && !Self.itemExists(at: place) { throw Self.itemGone(requested) }
         if place != requested { followBase(to: place) }
         return place
+    }
+
+    /// Whether a save in place must find the item where it is: the document read it (or saved it)
+    /// and does not know it was deleted (``DocumentState/fileDeleted``). Its base may be unknown (an
+    /// item moved away just as it was read): the tree it read says it read one.
+    var mustFindItem: Bool {
+        state.withLock { ($0.base != nil || $0.tree != nil) && !$0.documentState.contains(.fileDeleted) }
+    }
+
+    /// The item the document read at `url` is gone: a save does not write it again.
+    static func itemGone(_ url: URL) -> DocumentKitError {
+        DocumentKitError(
+            .notFound, operation: .save, path: url.path,
+            detail: "It was deleted, or moved out of its folder, after this document read it; the save does not write it "
+                + "again. The edits stay in memory: save them elsewhere (saveAs) to keep them.")
     }
 
     static func wrap(_ error: any Error, operation: DocumentKitError.Operation, path: String) -> DocumentKitError {
@@ -153,7 +162,9 @@ extension Document {
         let (store, base) = state.withLock { ($0.versionStore, $0.base) }
         // The item checked for a conflict is the one replaced: never one put in its place, nor
         // the URL written again after the item was moved away meanwhile (by a shell's `mv`).
-        let options = options.replacingItem(at: url)
+        let options = try options.replacingItem(at: url)
+        if options.itemToReplace == nil && mustFindItem { throw Self.itemGone(url) }
+        try requireSameDocument(at: url, fileSystem: options.fileSystem)
         let conflict = try ItemState.keepingConflict(ofItemAt: url, since: base, in: store)
         let (saved, _, newBase) = try write(tree, over: url, options: options)
         return (saved, conflict, newBase)

@@ -18,7 +18,10 @@ struct DocumentIdentityChange: Sendable, Equatable {
 /// document identifier, and so its history in the version store. At its first save in place, a
 /// document that finds another live item holding its identifier gives itself one of its own.
 ///
-/// The rule: the item holding an identifier is the one at the place where the version store
+/// The rule: the item this process saved in place last with the identifier holds it (a move keeps
+/// the file, a copy is another: ``LastSavedItems``); a document that is that item is no copy, and
+/// one that finds that item beside it (a listing of the folder, no `stat` per name) is one. Else
+/// the item holding an identifier is the one at the place where the version store
 /// last kept a version of that identifier (the name recorded with its newest version, in the
 /// document's folder). If that item exists, is another file than the document's, and its
 /// manifest has the same identifier, the document is a copy: before its save it writes a new
@@ -48,6 +51,17 @@ extension Document {
         }
         let folder = url.deletingLastPathComponent()
         let change = DocumentIdentityChange(old: identifier, new: UUID().uuidString)
+        // The item this process saved last with the identifier holds it, wherever it was moved.
+        if let saved = LastSavedItems.item(for: identifier), saved.device == here.identity.device {
+            if saved.inode == here.identity.inode { return nil }
+            if let name = Self.name(ofItem: saved.inode, in: folder, fileSystem: saveOptions.fileSystem), name != url.lastPathComponent,
+                Self.item(
+                    at: folder.appendingPathComponent(name), holds: identifier, otherThan: here, manifestName: format.manifestName,
+                    fileSystem: saveOptions.fileSystem) != nil
+            {
+                return change
+            }
+        }
         if let newest = try? store.newestVersion(ofItemAt: url) {
             // The history's place holds the identifier.
             let place = folder.appendingPathComponent(newest.localizedName)
@@ -92,6 +106,13 @@ extension Document {
         return there
     }
 
+    /// The name in `folder` of the item with inode number `inode`, if there is one (one listing).
+    private static func name(ofItem inode: UInt64, in folder: URL, fileSystem: FileSystem) -> String? {
+        guard let fd = try? fileSystem.open(folder.path, in: AT_FDCWD, flags: O_RDONLY | O_DIRECTORY | O_CLOEXEC) else { return nil }
+        defer { try? fileSystem.close(fd, name: folder.path) }
+        return (try? fileSystem.names(ofInode: inode, inDirectory: fd, name: folder.path))?.first
+    }
+
     /// The names in `folder`, through the seam; nil if it can't be listed.
     private static func names(in folder: URL, fileSystem: FileSystem) -> [String]? {
         guard let fd = try? fileSystem.open(folder.path, in: AT_FDCWD, flags: O_RDONLY | O_DIRECTORY | O_CLOEXEC) else { return nil }
@@ -108,6 +129,21 @@ extension Document {
         return try? readAll(fd, size: Int(status.size), name: path, using: fileSystem)
     }
 
+    /// Throws unless the item at `url` is this document or has no manifest that says otherwise:
+    /// another document (`mv` of another package to this name while the save waited) is never
+    /// replaced, nor kept as a conflict version of this one.
+    func requireSameDocument(at url: URL, fileSystem: FileSystem) throws(DocumentKitError) {
+        guard let format, let ours = state.withLock({ $0.manifest?.documentIdentifier }),
+            let data = Self.manifestData(at: url.appendingPathComponent(format.manifestName).path, fileSystem: fileSystem),
+            let theirs = (try? DocumentManifest(jsonData: data, path: url.path))?.documentIdentifier,
+            theirs.lowercased() != ours.lowercased()
+        else { return }
+        throw DocumentKitError(
+            .changedSinceRead, operation: .save, path: url.path, originalIsIntact: true,
+            detail: "Another document (identifier \(theirs)) was put in its place while this save waited; it was not replaced. "
+                + "The edits stay in memory.")
+    }
+
     /// Writes the copy's own identifier in the manifest of `fields` where it still has the
     /// original's (a subclass that keeps the identifier in its content writes that back).
     func applyOwnIdentity(_ pending: DocumentIdentityChange?, to fields: inout DocumentManifest) {
@@ -122,7 +158,8 @@ extension Document {
     func takeOwnIdentity(
         _ change: DocumentIdentityChange, at url: URL, format: FormatDescription, options: SaveOptions
     ) throws(DocumentKitError) {
-        let options = options.replacingItem(at: url)
+        let options = try options.replacingItem(at: url)
+        guard options.itemToReplace != nil else { throw Self.itemGone(url) }
         let found = try readTree(at: url, fileSystem: options.fileSystem, keepingConflictCopies: true)
         var manifest = try DocumentManifest(package: found, manifestName: format.manifestName, packagePath: url.path)
         if manifest.documentIdentifier == change.old {

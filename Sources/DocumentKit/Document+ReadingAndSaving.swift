@@ -259,6 +259,9 @@ extension Document {
                         state.base = base
                         state.lastConflictVersion = conflict
                     }
+                    if let identifier = manifest?.documentIdentifier, let identity = saved.savedIdentity {
+                        LastSavedItems.remember(identity, for: identifier)
+                    }
                     let followedMove = inPlace && place != url
                     if operation == .saveAs || followedMove { self.location.withLock { $0 = place } }
                     if followedMove { self.post(.moved(to: place)) }

@@ -298,6 +298,16 @@ public struct FileSystem: Sendable {
         return entries
     }
 
+    /// The names in a directory whose entries have the inode number `inode` (`d_ino`, without a
+    /// `stat`: confirm with one, as a union or overlay file system may number differently).
+    package func names(ofInode inode: UInt64, inDirectory fd: CInt, name: String) throws(Errno) -> [String] {
+        var names: [String] = []
+        try forEachEntry(of: fd, name: name, rejectingInvalidUTF8: false) { entryName, entry in
+            if DirectoryEntry.inode(of: entry) == inode { names.append(entryName) }
+        }
+        return names
+    }
+
     private func forEachEntry(
         of fd: CInt, name: String, rejectingInvalidUTF8: Bool, _ body: (String, UnsafePointer<dirent>) -> Void
     ) throws(Errno) {

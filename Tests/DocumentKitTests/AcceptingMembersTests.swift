@@ -159,6 +159,63 @@ import Testing
     }
 }
 
+extension AcceptingMembersTests {
+    private func identifier(at package: URL) throws -> String {
+        try DocumentManifest(jsonData: Data(contentsOf: package.appendingPathComponent("Info.json")), path: package.path).documentIdentifier
+    }
+
+    @Test("after a shell's mv of the original and a cp -r copy put at its old name, the copy's save takes an identifier and the original's keeps it")
+    func originalMovedAndCopyAtItsNameAreToldApart() async throws {
+        try await saveTwoStates()  // saved by this process: it knows which file it saved
+        let identifier = try identifier(at: url)
+        let moved = folder.appending("moved.text")
+        try FileManager.default.moveItem(at: url, to: moved)
+        try FileManager.default.copyItem(at: moved, to: url)  // the copy, at the original's name and in its history's place
+
+        let copied = document()
+        try await copied.open()
+        try copied.update { $0.text = "written into the copy" }
+        try await copied.save()
+        #expect(try self.identifier(at: url) != identifier, "the copy took an identifier of its own")
+        #expect(copied.manifest?.documentIdentifier != identifier)
+
+        let original = document(at: moved)
+        try await original.open()
+        try original.update { $0.text = "written into the original" }
+        try await original.save()
+        #expect(try self.identifier(at: moved) == identifier, "the moved original keeps its identifier")
+        #expect(try text(moved) == "written into the original")
+    }
+
+    @Test("a save whose file was replaced by another document (mv onto its name) fails, leaves that document alone and keeps the edits")
+    func anotherDocumentMovedOntoItsNameIsNotReplaced() async throws {
+        try await saveTwoStates()
+        let opened = document()
+        try await opened.open()
+        try opened.update { $0.text = "edited" }
+        // Another document of the same kind is moved onto its name.
+        let other = folder.appending("other.text")
+        let otherDocument = VersionedTextDocument(fileURL: other, content: VersionedText(title: "B", text: "theirs"), readerVersion: 2)
+        try await otherDocument.save()
+        try await otherDocument.close()
+        let otherIdentifier = try identifier(at: other)
+        try FileManager.default.removeItem(at: url)
+        try FileManager.default.moveItem(at: other, to: url)
+        let versionsBefore = try store.otherVersions(ofItemAt: url).count
+
+        do {
+            try await opened.save()
+            Issue.record("the save replaced another document")
+        } catch {
+            #expect(error.code == .changedSinceRead && error.originalIsIntact == true, "\(error)")
+            #expect(error.description.contains(otherIdentifier), "\(error)")
+        }
+        #expect(try identifier(at: url) == otherIdentifier && (try text(url)) == "theirs")
+        #expect(try store.otherVersions(ofItemAt: url).count == versionsBefore, "nothing was kept as a conflict of it")
+        #expect(opened.hasUnsavedChanges && opened.content.text == "edited")
+    }
+}
+
 /// `Document.identityLookup`: a copy found without reading every sibling.
 @Suite struct IdentityLookupTests {
     /// A lookup that names what it was told, and counts its questions.
@@ -184,6 +241,11 @@ import Testing
         original.versionStore = store
         try await original.save()
         try await original.close()
+        // As if another process had saved it last: this process doesn't know the file there.
+        let rewritten = folder.appending("rewritten.text")
+        try FileManager.default.copyItem(at: url, to: rewritten)
+        try FileManager.default.removeItem(at: url)
+        try FileManager.default.moveItem(at: rewritten, to: url)
         let identifier = try DocumentManifest(jsonData: Data(contentsOf: url.appendingPathComponent("Info.json")), path: url.path).documentIdentifier
         // Siblings a lookup makes needless to read: their manifests are not even valid.
         for number in 0..<20 {

@@ -3,21 +3,21 @@
 /// is full it becomes the old one and the oldest is dropped; a value found in the old generation
 /// moves back to the young one. Values used again and again stay; values used once leave after
 /// two generations.
-struct Generations<Value> {
+package struct Generations<Value> {
     private var young: [String: Value] = [:]
     private var old: [String: Value] = [:]
     /// Values per generation.
-    let limit: Int
+    package let limit: Int
 
-    init(limit: Int) {
+    package init(limit: Int) {
         self.limit = limit
     }
 
     /// How many values it holds (at most twice ``limit``).
-    var count: Int { young.count + old.count }
+    package var count: Int { young.count + old.count }
 
     /// The value for `key`, moved to the young generation if it was in the old one.
-    mutating func value(for key: String) -> Value? {
+    package mutating func value(for key: String) -> Value? {
         if let value = young[key] { return value }
         guard let value = old.removeValue(forKey: key) else { return nil }
         insert(value, for: key)
@@ -25,7 +25,7 @@ struct Generations<Value> {
     }
 
     /// Keeps `value` for `key` in the young generation (replacing what was known).
-    mutating func insert(_ value: Value, for key: String) {
+    package mutating func insert(_ value: Value, for key: String) {
         old[key] = nil
         young[key] = value
         if young.count >= limit {
@@ -35,7 +35,7 @@ struct Generations<Value> {
     }
 
     /// Forgets `key`.
-    mutating func removeValue(for key: String) {
+    package mutating func removeValue(for key: String) {
         young[key] = nil
         old[key] = nil
     }
