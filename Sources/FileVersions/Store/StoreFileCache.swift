@@ -10,8 +10,10 @@ import Synchronization
 ///
 /// The cache is bounded (``Generations``): at most two generations of ``generationLimit`` files.
 final class StoreFileCache: Sendable {
-    /// Files per generation (a store whose documents keep up to this many versions each stays cached).
-    static let generationLimit = 2_048
+    /// Files per generation: a document with up to this many versions stays cached while it is
+    /// saved again and again; 1,024 records (about 1 MB) at most, which a long-running server
+    /// fills within its first thousand saves and then holds (its memory stays flat).
+    static let generationLimit = 512
 
     private struct Entry: Sendable {
         let identity: FileIdentity
