@@ -42,6 +42,7 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
+        MemoryTrimmer.limitArenas()
         try await runReportingErrors {
             let library = try options.writableLibrary.flushing(flush.durability)
             var limits = ServerLimits()
