@@ -52,9 +52,12 @@ extension Document {
         let folder = url.deletingLastPathComponent()
         let change = DocumentIdentityChange(old: identifier, new: UUID().uuidString)
         // The item this process saved last with the identifier holds it, wherever it was moved.
+        // The file is its device, inode and modification time: a move keeps all three, and an inode
+        // freed and reused by a copy made since comes with the copy's own time.
         if let saved = LastSavedItems.item(for: identifier), saved.device == here.identity.device {
-            if saved.inode == here.identity.inode { return nil }
+            if LastSavedItems.isSame(saved, here.identity) { return nil }
             if let name = Self.name(ofItem: saved.inode, in: folder, fileSystem: saveOptions.fileSystem), name != url.lastPathComponent,
+                let there = ItemState.ofItem(at: folder.appendingPathComponent(name)), LastSavedItems.isSame(saved, there.identity),
                 Self.item(
                     at: folder.appendingPathComponent(name), holds: identifier, otherThan: here, manifestName: format.manifestName,
                     fileSystem: saveOptions.fileSystem) != nil

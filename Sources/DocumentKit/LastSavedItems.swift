@@ -15,6 +15,12 @@ enum LastSavedItems {
         items.withLock { $0.insert(identity, for: identifier) }
     }
 
+    /// Whether `identity` is the file `saved` names: the same device, inode and modification time
+    /// (a move keeps them; a copy that got the inode of a file deleted since has its own time).
+    static func isSame(_ saved: FileIdentity, _ identity: FileIdentity) -> Bool {
+        saved.device == identity.device && saved.inode == identity.inode && saved.modificationTime == identity.modificationTime
+    }
+
     /// The item this process last saved with `identifier`, if it remembers one.
     static func item(for identifier: String) -> FileIdentity? {
         items.withLock { $0.value(for: identifier) }

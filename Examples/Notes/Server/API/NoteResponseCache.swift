@@ -115,6 +115,8 @@ extension NotesAPI {
             let document: NoteDocument
             do throws(DocumentKitError) { document = try await library.open(place) } catch { throw NotesError(error, note: id) }
             guard document.content.documentIdentifier.uuidString == canonical else { throw APIError.noSuchNote(id) }
+            // No manifest to tag it when it was read: the note was away from its place (a shell's `mv` there and back).
+            guard let tag else { throw APIError.noSuchNote(id) }
             let resource = resource(of: document, at: place, tag: tag, conflicts: conflicts)
             let entry = NoteResponseCache.Entry(
                 stamp: before ?? "", url: place, conflictRecords: records, body: try JSONCoding.encoder.encode(resource), tag: tag,
