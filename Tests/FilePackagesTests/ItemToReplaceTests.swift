@@ -25,13 +25,19 @@ import Testing
         try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !$0.hasPrefix(".") }.sorted()
     }
 
-    @Test("a save of an item moved away fails with notFound and writes nothing at its old place")
-    func movedAwayItemIsNotWrittenAgain() throws {
+    /// A package `Note.pkg` saved, its identity read, then moved to `Away.pkg` (as a shell's `mv`).
+    static func packageMovedAway() throws -> (TemporaryDirectory, URL, FileIdentity) {
         let dir = try TemporaryDirectory()
         let place = dir.appending("Note.pkg")
-        try Self.package("one").write(to: place)
-        let read = try Self.identity(place)
+        try package("one").write(to: place)
+        let read = try identity(place)
         try FileManager.default.moveItem(at: place, to: dir.appending("Away.pkg"))
+        return (dir, place, read)
+    }
+
+    @Test("a save of an item moved away fails with notFound and writes nothing at its old place")
+    func movedAwayItemIsNotWrittenAgain() throws {
+        let (dir, place, read) = try Self.packageMovedAway()
         let before = snapshot(dir.appending("Away.pkg"))
 
         do {
@@ -50,11 +56,7 @@ import Testing
 
     @Test("a save whose item was replaced by another fails with changedSinceRead and leaves the other untouched")
     func anotherItemInItsPlaceIsNotReplaced() throws {
-        let dir = try TemporaryDirectory()
-        let place = dir.appending("Note.pkg")
-        try Self.package("one").write(to: place)
-        let read = try Self.identity(place)
-        try FileManager.default.moveItem(at: place, to: dir.appending("Away.pkg"))
+        let (dir, place, read) = try Self.packageMovedAway()
         try Self.package("another").write(to: place)
         let other = snapshot(place)
 

@@ -6,20 +6,6 @@ import Testing
 /// a write to the id goes to the note, never into the copy.
 @Suite("notes serve: a note copied by the shell")
 struct ServerCopiedNoteTests {
-    /// Every file under `package`, by relative path.
-    static func contents(of package: URL) throws -> [String: Data] {
-        var found: [String: Data] = [:]
-        let enumerator = FileManager.default.enumerator(atPath: package.path)
-        while let path = enumerator?.nextObject() as? String {
-            let url = package.appendingPathComponent(path)
-            var isFolder: ObjCBool = false
-            if FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder), !isFolder.boolValue {
-                found[path] = try Data(contentsOf: url)
-            }
-        }
-        return found
-    }
-
     @Test("without an index, a PUT to a note whose copy lists first is saved in the note and leaves the copy as it was", arguments: [false, true])
     func putGoesToTheOriginalNotItsCopy(withHistory: Bool) async throws {
         let served = try await ServedLibrary.start(environment: ["NOTES_INDEX": "off"]) { notes in
@@ -41,7 +27,7 @@ struct ServerCopiedNoteTests {
         try cp.run()
         cp.waitUntilExit()
         #expect(cp.terminationStatus == 0)
-        let copied = try Self.contents(of: copy)
+        let copied = try contents(of: copy)
 
         let reply = try await server.put(id, ifMatch: etag, ["body": "three\n"])
         #expect(reply.status == 200, "\(reply.text)")
@@ -50,6 +36,6 @@ struct ServerCopiedNoteTests {
         #expect(now.etag == reply.etag, "the acknowledged ETag is the note's")
         let blocks = try Data(contentsOf: served.package("zeta.note").appendingPathComponent("body.json"))
         #expect(String(decoding: blocks, as: UTF8.self).contains("three"), "the write is in the original's package")
-        #expect(try Self.contents(of: copy) == copied, "the copy is as the shell left it")
+        #expect(try contents(of: copy) == copied, "the copy is as the shell left it")
     }
 }
