@@ -93,8 +93,7 @@ struct AtomicReplacement {
     /// Just before the exchange: the item at the name is the one to replace.
     private func checkItemInPlace() throws(DocumentKitError) {
         guard let itemToReplace else { return }
-        let options = SaveOptions(fileSystem: fileSystem, itemToReplace: itemToReplace)
-        do { try options.checkItemToReplace(try fileSystem.status(of: name, in: parent), path: documentPath) } catch let error as Errno {
+        do { try SaveOptions.check(try fileSystem.status(of: name, in: parent), isItem: itemToReplace, path: documentPath) } catch let error as Errno {
             throw error == .noSuchFileOrDirectory ? SaveOptions.itemGone(documentPath) : fail(error, "reading the status of the item to replace")
         } catch let error as DocumentKitError {
             throw error
@@ -110,7 +109,7 @@ struct AtomicReplacement {
         let failure: DocumentKitError
         do {
             let replaced = try fileSystem.status(of: temporaryName, in: parent)
-            if SaveOptions(fileSystem: fileSystem, itemToReplace: itemToReplace).isItemToReplace(replaced) { return }
+            if SaveOptions.isItem(replaced, itemToReplace) { return }
             failure = SaveOptions.itemReplaced(documentPath)
         } catch {
             failure = fail(error, "reading the status of the replaced item")

@@ -25,16 +25,24 @@ extension SaveOptions {
 
     /// Whether `status` (the item at the URL, nil when there is none) is ``itemToReplace``;
     /// true when the save names none.
-    func isItemToReplace(_ status: FileStatus?) -> Bool {
-        guard let expected = itemToReplace else { return true }
+    func isItemToReplace(_ status: FileStatus?) -> Bool { Self.isItem(status, itemToReplace) }
+
+    /// Whether `status` is the item `expected` names (its device and inode); true without one.
+    static func isItem(_ status: FileStatus?, _ expected: FileIdentity?) -> Bool {
+        guard let expected else { return true }
         guard let status else { return false }
         return status.device == expected.device && status.inode == expected.inode
     }
 
     /// Throws unless `current`, the item at `path` now, is ``itemToReplace`` (see there).
     func checkItemToReplace(_ current: FileStatus?, path: String) throws(DocumentKitError) {
-        guard !isItemToReplace(current) else { return }
-        throw current == nil ? Self.itemGone(path) : Self.itemReplaced(path)
+        try Self.check(current, isItem: itemToReplace, path: path)
+    }
+
+    /// Throws unless `current`, the item at `path` now, is the one `expected` names.
+    static func check(_ current: FileStatus?, isItem expected: FileIdentity?, path: String) throws(DocumentKitError) {
+        guard !isItem(current, expected) else { return }
+        throw current == nil ? itemGone(path) : itemReplaced(path)
     }
 
     /// The item to replace is no longer at `path`.

@@ -79,7 +79,6 @@ extension NotesAPI {
             } catch {
                 throw NotesError(error, note: document.content.title)
             }
-            try Self.requireIdentity(of: document, id)
             let new = tag(at: place)
             return (resource(of: document, at: place, tag: new), new)
         }
@@ -103,7 +102,6 @@ extension NotesAPI {
             } catch {
                 throw NotesError(error, note: document.content.title)
             }
-            try Self.requireIdentity(of: document, id)
             let new = tag(at: place)
             return (resource(of: document, at: place, tag: new), new)
         }

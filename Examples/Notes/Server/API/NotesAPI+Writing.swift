@@ -61,13 +61,16 @@ extension NotesAPI {
                     throw APIError.noSuchNote(id)
                 }
             }
-            return .done(try await body(place, document, current))
+            let value = try await body(place, document, current)
+            // A save that gave the opened note another identifier saved a copy, not the note.
+            if let document { try Self.requireIdentity(of: document, id) }
+            return .done(value)
         }
     }
 
     /// Throws ``WroteIntoCopy`` when `document`, saved as the note `id`, no longer has its
     /// identifier: it was a copy, and its save gave it one of its own.
-    static func requireIdentity(of document: NoteDocument, _ id: String) throws {
+    private static func requireIdentity(of document: NoteDocument, _ id: String) throws {
         let saved = (document.manifest?.documentIdentifier).flatMap(UUID.init(uuidString:))
         if saved != UUID(uuidString: id) { throw WroteIntoCopy() }
     }
@@ -95,7 +98,6 @@ extension NotesAPI {
             } catch {
                 throw NotesError(error, note: document.content.title)
             }
-            try Self.requireIdentity(of: document, id)
             let new = tag(at: place)
             // Opened and saved under this write: a note not in conflict then has none (no listing of its versions).
             let known: [FileVersion]? = document.documentState.contains(.inConflict) ? nil : []
