@@ -1,5 +1,6 @@
 import DocumentKit
 import DocumentKitTesting
+import FilePackages
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -312,7 +313,16 @@ import Testing
                 + "imported whole; \(before.filter { $0.contains(".dk-") }.count) staging folders left (seed \(seed))")
         // The next save in the library sweeps what the killed imports left.
         try notes.ok(["new", "After the kills"])
-        let litter = try Self.listing(notes.library).filter { $0.contains(".dk-") }
+        var litter = try Self.listing(notes.library).filter { $0.contains(".dk-") }
+        if !litter.isEmpty && litter.allSatisfy(InterruptedSaveRecovery.isBeingCreated) {
+            // Killed between the staging folder's creation and its lock: a sweep leaves such an
+            // item for a minute (save protocol v2); once that old, the next sweep removes it.
+            print("importKilledAtRandomMoments: killed at a staging folder's birth: \(litter)")
+            let folder = open(notes.library.path, O_RDONLY | O_DIRECTORY)
+            defer { close(folder) }
+            _ = try InterruptedSaveRecovery(fileSystem: .live, bornItemGracePeriod: 0).run(in: folder, path: notes.library.path)
+            litter = try Self.listing(notes.library).filter { $0.contains(".dk-") }
+        }
         #expect(litter.isEmpty, "left beside the notes: \(litter)")
     }
 }
