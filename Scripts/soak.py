@@ -10,7 +10,10 @@ and stacks, not the pages of its program and libraries), grows by more than 10% 
 server's descriptors and threads (its own: GCD's workers, which libdispatch adds and retires as it
 sees fit, are only reported) don't return to where they were after warm-up once it is idle.
 
-Usage: Scripts/soak.py --notes-binary PATH [--notes 1000] [--requests 100000] [--clients 8]
+Usage: Scripts/soak.py --notes-binary PATH [--notes 1000] [--requests 100000] [--clients 8] [--dump DIR]
+
+`--dump DIR` keeps, for the sample after warm-up and the one at the end, the server's
+`/proc/PID/smaps` and glibc's `malloc_info` (through `gdb`, when it is installed): where growth is.
 """
 import argparse, http.client, json, os, random, shutil, signal, subprocess, sys, tempfile, threading, time
 
@@ -41,6 +44,18 @@ def proc_stats(pid):
     # the code runs, up to the size of the files).
     return {"rss_kib": fields["VmRSS"], "anon_kib": fields["RssAnon"], "file_kib": fields["RssFile"], "fds": fds,
             "threads": threads - gcd, "gcd_threads": gcd}
+
+def dump(pid, folder, label):
+    """Keeps the server's memory map and glibc's per-arena statistics as `folder/label.*`."""
+    os.makedirs(folder, exist_ok=True)
+    with open(f"/proc/{pid}/smaps") as source, open(os.path.join(folder, label + ".smaps"), "w") as target:
+        target.write(source.read())
+    if shutil.which("gdb"):
+        path = os.path.join(folder, label + ".malloc.xml")
+        subprocess.run(["gdb", "-p", str(pid), "-batch", "-nx",
+                        "-ex", f'set $f = (void *) fopen("{path}", "w")',
+                        "-ex", "call (int) malloc_info(0, $f)", "-ex", "call (int) fclose($f)"],
+                       capture_output=True, timeout=120)
 
 class Client:
     def __init__(self, port):
@@ -73,6 +88,7 @@ def main():
     parser.add_argument("--requests", type=int, default=100_000)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--dump", help="keep smaps and malloc_info of both memory samples in this folder")
     args = parser.parse_args()
 
     work = tempfile.mkdtemp(prefix="notes-soak-")
@@ -232,6 +248,8 @@ def main():
     # both follow a trim: one taken just before it would count garbage the trim gives back.
     time.sleep(IDLE_SAMPLE_SECONDS)
     baseline = proc_stats(server.pid)
+    if args.dump:
+        dump(server.pid, args.dump, "baseline")
     print(f"soak: after warm-up ({warm} requests): {baseline}", flush=True)
 
     remaining[0] = total - warm
@@ -266,6 +284,8 @@ def main():
     print(f"soak: {total - warm} requests in {elapsed:.1f} s ({(total - warm) / elapsed:.0f}/s); statuses {dict(sorted(statuses.items()))}; "
           f"{events_seen[0]} events heard; peak {peak}; idle after: {end}", flush=True)
 
+    if args.dump:
+        dump(server.pid, args.dump, "end")
     # Neither all its resident memory nor the part the process owns (a leak, a cache without
     # bound would show there first) may grow by more than 10%.
     growth = (end["anon_kib"] - baseline["anon_kib"]) / baseline["anon_kib"]

@@ -6,7 +6,7 @@ import Foundation
 ///
 /// Events are numbered `EPOCH:SEQ`: the epoch is new with every server process, the sequence
 /// grows by one per event. The last ``capacity`` events are kept, so that a client that comes
-/// back with `Last-Event-ID` gets what it missed; one from another epoch, or further behind,
+/// back with `Last-Event-ID` gets what it missed (``EventJournal``: memory fixed from the start); one from another epoch, or further behind,
 /// gets a `reset` event (list again). A note's state is published once: the same note with the
 /// same tag again (the server's own write, seen once more by the index) is not a new event, unless
 /// its number of unresolved conflict versions changed (a conflict resolved by keeping the note as
@@ -21,14 +21,26 @@ actor EventHub {
     struct Event: Sendable, Encodable {
         let sequence: UInt64
         let kind: Kind
-        let id: String
+        private let storedID: EventJournal.Text
         let title: String?
+        private let storedTag: EventJournal.Text?
+        /// The note's id.
+        var id: String { storedID.string }
         /// The note's new tag (quoted); nil when deleted, or when the note can't be read.
-        let etag: String?
+        var etag: String? { storedTag?.string }
         /// Where the note is read; nil when deleted. (Made when encoded: the journal keeps thousands of events.)
         var url: String? { kind == .deleted ? nil : APIPath.note(id) }
         /// How many unresolved conflict versions the note has; nil when deleted or not known.
         let conflicts: Int?
+
+        init(sequence: UInt64, kind: Kind, id: String, title: String?, etag: String?, conflicts: Int?) {
+            self.sequence = sequence
+            self.kind = kind
+            storedID = EventJournal.Text(id)
+            self.title = title
+            storedTag = etag.map(EventJournal.Text.init)
+            self.conflicts = conflicts
+        }
 
         private enum CodingKeys: String, CodingKey { case kind, id, title, etag, url, conflicts }
 
@@ -67,8 +79,7 @@ actor EventHub {
     nonisolated let subscriberBuffer: Int
 
     private var sequence: UInt64 = 0
-    private var journal: [Event] = []
-    private var journalStart = 0
+    private var journal: EventJournal
     /// What was last published of a note: its tag ("deleted" after a deletion, "unreadable"
     /// without one) and its unresolved conflicts, when known.
     private struct NoteState: Equatable {
@@ -84,6 +95,7 @@ actor EventHub {
     init(capacity: Int = 4_096, subscriberBuffer: Int = 1_000) {
         epoch = String(format: "%08x", UInt32.random(in: 0...UInt32.max))
         self.capacity = capacity
+        journal = EventJournal(capacity: capacity)
         self.subscriberBuffer = subscriberBuffer
     }
 
@@ -136,13 +148,6 @@ actor EventHub {
     private func append(_ event: Event) {
         sequence = event.sequence
         journal.append(event)
-        if journal.count - journalStart > capacity {
-            journalStart += 1
-            if journalStart > capacity / 4 {
-                journal.removeFirst(journalStart)
-                journalStart = 0
-            }
-        }
         for (token, continuation) in subscribers {
             if case .dropped = continuation.yield(.event(event)) {
                 // Too slow: it is dropped, and catches up from the journal when it reconnects.
@@ -169,9 +174,8 @@ actor EventHub {
         guard let cursor, !cursor.isEmpty else { return .replay([]) }
         let parts = cursor.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 2, parts[0] == epoch, let seen = UInt64(parts[1]), seen <= sequence else { return .reset }
-        let kept = journal[journalStart...]
-        if let first = kept.first, seen + 1 < first.sequence { return .reset }
-        return .replay(kept.filter { $0.sequence > seen })
+        if let first = journal.first, seen + 1 < first.sequence { return .reset }
+        return .replay(journal.events(after: seen))
     }
 
     func unsubscribe(_ token: UUID) {
