@@ -303,9 +303,11 @@ extension VersionStore {
     /// A manifest that records no members says nothing of the contents: nil then too.
     func contentDigest(of url: URL, isPackage: Bool) -> String? {
         let file = isPackage ? url.appendingPathComponent(manifestName) : url
-        guard let handle = try? FileHandle(forReadingFrom: file) else { return nil }
-        defer { try? handle.close() }
-        guard let data = try? handle.readToEnd() else { return nil }
+        guard let fd = try? fileSystem.open(file.path, in: AT_FDCWD, flags: O_RDONLY) else { return nil }
+        defer { Glibc.close(fd) }
+        guard let status = try? fileSystem.status(of: fd, name: file.path), status.kind == .regular,
+            let data = try? readAll(fd, size: Int(clamping: status.size), name: file.path, using: fileSystem)
+        else { return nil }
         if isPackage {
             guard let manifest = try? DocumentManifest(jsonData: data, path: file.path), let members = manifest.members else { return nil }
             // A member of another size than its record (an edit by another program): the
