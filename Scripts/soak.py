@@ -10,7 +10,12 @@ and stacks, not the pages of its program and libraries), grows by more than 10% 
 server's descriptors and threads (its own: GCD's workers, which libdispatch adds and retires as it
 sees fit, are only reported) don't return to where they were after warm-up once it is idle.
 
+The warm-up runs rounds of 5,000 requests of the same mix until one grew the server's idle RssAnon by at most
+2% (at least two rounds, at most 50,000 requests): the server's caches, each bounded, then hold the working set
+(the notes' responses, their versions' records, the event journal). The 100,000 requests are measured after it.
+
 Usage: Scripts/soak.py --notes-binary PATH [--notes 1000] [--requests 100000] [--clients 8] [--dump DIR]
+                       [--warm-round 5000] [--warm-max 50000] [--settle 0.02]
 
 `--dump DIR` keeps, for the sample after warm-up and the one at the end, the server's
 `/proc/PID/smaps` and glibc's `malloc_info` (through `gdb`, when it is installed): where growth is.
@@ -85,7 +90,11 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--notes-binary", required=True)
     parser.add_argument("--notes", type=int, default=1000)
-    parser.add_argument("--requests", type=int, default=100_000)
+    parser.add_argument("--requests", type=int, default=100_000, help="requests measured after the warm-up")
+    parser.add_argument("--warm-round", type=int, default=5_000, help="requests per round of warm-up")
+    parser.add_argument("--warm-max", type=int, default=50_000, help="the warm-up stops after this many requests, settled or not")
+    parser.add_argument("--settle", type=float, default=0.02,
+                        help="the warm-up ends when a round grew the idle RssAnon by at most this fraction")
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--keep", action="store_true")
     parser.add_argument("--dump", help="keep smaps and malloc_info of both memory samples in this folder")
@@ -234,20 +243,33 @@ def main():
                 subprocess.run(["rm", "-rf", copy])
             time.sleep(0.2)
 
-    # Warm-up: the first 10% of the requests, with the CLI and the shell already beside them (the
-    # same mix as after it: what their first use allocates once is not growth), then the baseline.
+    # Warm-up, with the CLI and the shell already beside the requests (the same mix as after it:
+    # what their first use allocates once is not growth): rounds of requests until the server's
+    # idle memory settles (its caches, each bounded, hold the working set: the library's notes,
+    # their versions' records), then the baseline. A leak never settles: the warm-up then stops
+    # at its limit and the measured requests show the growth.
     side = threading.Thread(target=cli_and_shell, daemon=True)
     side.start()
-    total = args.requests
-    warm = total // 10
-    remaining[0] = warm
-    workers = [threading.Thread(target=worker, args=(i,)) for i in range(args.clients)]
-    for w in workers: w.start()
-    for w in workers: w.join()
-    # Both samples are taken idle for longer than the server's memory trim period (5 s), so that
-    # both follow a trim: one taken just before it would count garbage the trim gives back.
-    time.sleep(IDLE_SAMPLE_SECONDS)
-    baseline = proc_stats(server.pid)
+    def run(count, first_worker):
+        remaining[0] = count
+        workers = [threading.Thread(target=worker, args=(first_worker + i,)) for i in range(args.clients)]
+        for w in workers: w.start()
+        for w in workers: w.join()
+        # Samples are taken idle for longer than the server's memory trim period (5 s), so that
+        # each follows a trim: one taken just before it would count garbage the trim gives back.
+        time.sleep(IDLE_SAMPLE_SECONDS)
+        return proc_stats(server.pid)
+    warm = 0
+    baseline = None
+    while True:
+        sample = run(args.warm_round, 1000 + warm)
+        warm += args.warm_round
+        settled = baseline is not None and sample["anon_kib"] - baseline["anon_kib"] <= baseline["anon_kib"] * args.settle
+        print(f"soak: warm-up, {warm} requests: {sample}", flush=True)
+        baseline = sample
+        if (settled and warm >= 2 * args.warm_round) or warm >= args.warm_max:
+            break
+    total = args.requests + warm
     if args.dump:
         dump(server.pid, args.dump, "baseline")
     print(f"soak: after warm-up ({warm} requests): {baseline}", flush=True)
