@@ -173,7 +173,7 @@ extension VersionStore {
     /// The members the manifest of the package at `package` lists (relative paths); empty when it
     /// lists none or can't be read.
     func listedMembers(ofPackageAt package: URL) -> Set<String> {
-        guard let data = try? Data(contentsOf: package.appendingPathComponent(manifestName)) else { return [] }
+        guard let data = contentsOfFile(atPath: package.appendingPathComponent(manifestName).path) else { return [] }
         let tree = FileWrapper(directoryWithFileWrappers: [manifestName: FileWrapper(regularFileWithContents: data)])
         return Set((try? DocumentManifest(package: tree, manifestName: manifestName, packagePath: package.path))?.members?.keys ?? [:].keys)
     }

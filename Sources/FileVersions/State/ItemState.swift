@@ -24,10 +24,9 @@ public struct ItemState: Sendable, Equatable {
     /// contents (pass the version store's, or nil), `includingMembers` adds the identities of a
     /// package's members (a `stat` of each, at most ``/FilePackages/FileWrapper/maximumDepth`` levels deep).
     public static func ofItem(at url: URL, digest: ((URL) -> String?)? = nil, includingMembers: Bool = false) -> ItemState? {
-        var info = stat()
-        guard lstat(url.path, &info) == 0 else { return nil }
+        guard let status = try? FileSystem.live.status(of: url.path, in: AT_FDCWD) else { return nil }
         return ItemState(
-            identity: FileStatus(info).identity, digest: digest?(url), members: includingMembers ? memberIdentities(of: url) : nil)
+            identity: status.identity, digest: digest?(url), members: includingMembers ? memberIdentities(of: url) : nil)
     }
 
     /// Whether `other` is the same file, unmodified: the same identity but perhaps for its change
@@ -67,15 +66,16 @@ public struct ItemState: Sendable, Equatable {
         var parts: [String] = []
         var pending: [(path: String, relative: String, depth: Int)] = [(url.path, "", 0)]
         while let (path, relative, depth) = pending.popLast() {
-            var info = stat()
-            guard lstat(path, &info) == 0 else {
+            guard let status = try? FileSystem.live.status(of: path, in: AT_FDCWD) else {
                 if depth == 0 { return nil }
                 continue
             }
-            parts.append("\(relative)|\(info.st_dev)|\(info.st_ino)|\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)|\(info.st_size)")
-            guard (info.st_mode & S_IFMT) == S_IFDIR, depth <= FileWrapper.maximumDepth,
-                let names = try? FileManager.default.contentsOfDirectory(atPath: path)
+            parts.append("\(relative)|\(status.device)|\(status.inode)|\(status.modificationTime)|\(status.size)")
+            guard status.kind == .directory, depth <= FileWrapper.maximumDepth,
+                let fd = try? FileSystem.live.open(path, in: AT_FDCWD, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
             else { continue }
+            let folder = Descriptor(owning: fd)
+            guard let names = try? FileSystem.live.contentsOfDirectory(folder.rawValue, name: path) else { continue }
             for name in names.sorted().reversed() { pending.append((path + "/" + name, relative + "/" + name, depth + 1)) }
         }
         return parts.joined(separator: "\n")

@@ -303,11 +303,7 @@ extension VersionStore {
     /// A manifest that records no members says nothing of the contents: nil then too.
     func contentDigest(of url: URL, isPackage: Bool) -> String? {
         let file = isPackage ? url.appendingPathComponent(manifestName) : url
-        guard let fd = try? fileSystem.open(file.path, in: AT_FDCWD, flags: O_RDONLY) else { return nil }
-        defer { Glibc.close(fd) }
-        guard let status = try? fileSystem.status(of: fd, name: file.path), status.kind == .regular,
-            let data = try? readAll(fd, size: Int(clamping: status.size), name: file.path, using: fileSystem)
-        else { return nil }
+        guard let data = contentsOfFile(atPath: file.path) else { return nil }
         if isPackage {
             guard let manifest = try? DocumentManifest(jsonData: data, path: file.path), let members = manifest.members else { return nil }
             // A member of another size than its record (an edit by another program): the
@@ -324,7 +320,7 @@ extension VersionStore {
     /// Whether every member the package's manifest lists is there with its size and SHA-256.
     func membersMatchManifest(of url: URL) -> Bool {
         let file = url.appendingPathComponent(manifestName)
-        guard let data = try? Data(contentsOf: file), let manifest = try? DocumentManifest(jsonData: data, path: file.path),
+        guard let data = contentsOfFile(atPath: file.path), let manifest = try? DocumentManifest(jsonData: data, path: file.path),
             let package = try? FileWrapper(contentsOf: url, fileSystem: fileSystem)
         else { return false }
         var hasher = MemberHasher()

@@ -45,11 +45,11 @@ extension VersionStore {
     /// The documents (`id-` folders) with a version recorded under the file name `name`, newest
     /// such version first, without those whose identifier an item beside `itemURL` holds.
     func documentsRecorded(underName name: String, besides itemURL: URL) -> [DocumentKey] {
-        guard let folders = try? FileManager.default.contentsOfDirectory(atPath: documentsURL.path) else { return [] }
+        guard let folders = names(inFolderAt: documentsURL.path) else { return [] }
         var found: [(key: DocumentKey, newest: String)] = []
         for folderName in folders where folderName.hasPrefix("id-") {
             let folder = documentsURL.appendingPathComponent(folderName, isDirectory: true)
-            let entries = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])
+            let entries = (names(inFolderAt: folder.path) ?? [])
                 .filter(VersionIdentifier.isValid).sorted(by: >)
             for entry in entries {
                 guard let record = try? readRecord(in: folder.appendingPathComponent(entry, isDirectory: true)),
@@ -68,7 +68,7 @@ extension VersionStore {
     /// The document identifiers of the other items in the folder of `itemURL`.
     private func identifiersHeld(besides itemURL: URL) -> Set<String> {
         let folder = itemURL.deletingLastPathComponent()
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        let names = names(inFolderAt: folder.path, followingLink: true) ?? []
         var held: Set<String> = []
         for name in names where name != itemURL.lastPathComponent && name != Self.folderName {
             if let identifier = documentIdentifier(ofItemAt: folder.appendingPathComponent(name, isDirectory: true)) { held.insert(identifier) }

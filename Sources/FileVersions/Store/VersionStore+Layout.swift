@@ -127,10 +127,20 @@ extension VersionStore {
     /// Opens a folder of the store by path.
     /// The names in the folder at `path` through the seam (one `open` and `getdents`), nil if it
     /// can't be listed.
-    func names(inFolderAt path: String) -> [String]? {
-        guard let fd = try? fileSystem.open(path, in: AT_FDCWD, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW) else { return nil }
+    func names(inFolderAt path: String, followingLink: Bool = false) -> [String]? {
+        let flags = O_RDONLY | O_DIRECTORY | (followingLink ? 0 : O_NOFOLLOW)
+        guard let fd = try? fileSystem.open(path, in: AT_FDCWD, flags: flags) else { return nil }
         let folder = Descriptor(owning: fd)
         return try? fileSystem.contentsOfDirectory(folder.rawValue, name: path)
+    }
+
+    /// The bytes of the regular file at `path` (a symbolic link followed), through the seam; nil
+    /// when it can't be read or is not a regular file.
+    func contentsOfFile(atPath path: String) -> Data? {
+        guard let fd = try? fileSystem.open(path, in: AT_FDCWD, flags: O_RDONLY) else { return nil }
+        defer { Glibc.close(fd) }
+        guard let status = try? fileSystem.status(of: fd, name: path), status.kind == .regular else { return nil }
+        return try? readAll(fd, size: Int(clamping: status.size), name: path, using: fileSystem)
     }
 
     func openFolder(_ folder: URL, _ step: String) throws(DocumentKitError) -> Descriptor {

@@ -1,4 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import DocumentKitSystem
+import FilePackages
 import Foundation
 import FormatVersioning
 import Logging
@@ -158,7 +162,7 @@ extension VersionStore {
         guard let names = names(inFolderAt: entry.path), names.count > 2 else { return false }
         var removed = false
         for name in names where ConflictCopyName(parsing: name)?.originalName == VersionRecord.fileName {
-            try? FileManager.default.removeItem(at: entry.appendingPathComponent(name))
+            try? removeItem(entry.path + "/" + name, in: AT_FDCWD, using: fileSystem)
             removed = true
         }
         return removed

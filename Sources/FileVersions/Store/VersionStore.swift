@@ -89,8 +89,7 @@ public final class VersionStore: Sendable {
         var folder = parent
         while true {
             let candidate = folder.appendingPathComponent(folderName, isDirectory: true).path
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: candidate, isDirectory: &isDirectory), isDirectory.boolValue {
+            if let status = try? FileSystem.live.status(of: candidate, in: AT_FDCWD, followingLink: true), status.kind == .directory {
                 return VersionStore(libraryURL: folder, coordinator: coordinator, manifestName: manifestName, pruning: pruning)
             }
             let up = folder.deletingLastPathComponent()
