@@ -4,6 +4,7 @@ import Glibc
 import CDocumentKitShims
 import DocumentKit
 import Foundation
+import Synchronization
 
 /// The single-file benchmark: replace one file of `size` bytes, many times.
 ///
@@ -74,7 +75,7 @@ final class FileBench {
                     elapsed = now() - start
                 case .floor:
                     let start = now()
-                    try rawReplace(in: folder.fd, contents)
+                    try Self.rawReplace(in: folder.fd, contents)
                     elapsed = now() - start
                 }
                 work.syncFileSystem()
@@ -88,8 +89,51 @@ final class FileBench {
         return result
     }
 
+    /// The floor under `writers` at once: as many threads, each replacing its own file (in a
+    /// folder of its own) `iterations` times back to back, as the benchmark's concurrent PUTs
+    /// save their own notes; the latencies of every save, all threads together.
+    func concurrentFloor(writers: Int) throws -> Samples {
+        let contents = Data(repeating: UInt8(ascii: "f"), count: size)
+        var folders: [(path: String, fd: CInt)] = []
+        defer { for folder in folders { close(folder.fd) } }
+        for writer in 0..<writers {
+            let folder = try work.makeSubdirectory("file-floor-\(writers)-\(writer)")
+            folders.append(folder)
+            try contents.write(to: URL(fileURLWithPath: folder.path + "/doc.txt"))
+        }
+        work.syncFileSystem()
+        progress("docbench file: \(iterations) raw durable saves by each of \(writers) writers at once")
+        let results = Mutex<(samples: [UInt64], failure: BenchError?)>(([], nil))
+        let done = DispatchGroup()
+        let iterations = iterations
+        for folder in folders {
+            done.enter()
+            let fd = folder.fd
+            Thread.detachNewThread {
+                var mine: [UInt64] = []
+                do throws(BenchError) {
+                    for round in 0...iterations {
+                        let start = now()
+                        try Self.rawReplace(in: fd, contents)
+                        if round > 0 { mine.append(now() - start) }
+                    }
+                } catch {
+                    results.withLock { $0.failure = error }
+                }
+                results.withLock { $0.samples += mine }
+                done.leave()
+            }
+        }
+        done.wait()
+        let (values, failure) = results.withLock { ($0.samples, $0.failure) }
+        if let failure { throw failure }
+        var samples = Samples()
+        for value in values { samples.append(value) }
+        return samples
+    }
+
     /// The floor of `atomic_replace.c`: a fixed temporary name, the directory already open.
-    private func rawReplace(in directory: CInt, _ data: Data) throws(BenchError) {
+    private static func rawReplace(in directory: CInt, _ data: Data) throws(BenchError) {
         let fd = try check(openat(directory, ".doc.txt.tmp", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644), "create tmp")
         var failure: BenchError?
         data.withUnsafeBytes { bytes in

@@ -12,7 +12,9 @@ import Foundation
 /// - `PUT /api/notes/{id}` with `If-Match` (a durable save per request; each connection writes
 ///   its own note and takes the new `ETag` from each response) against the floor of a durable
 ///   save: the raw single-file replace of `docbench file` (tmp + write + fsync + rename +
-///   fsync(dir)) of the same size, measured in the same run, plus the static GET's p50.
+///   fsync(dir)) of the same size, measured in the same run, plus the static GET's p50 (the goal's
+///   ratio); and, beside it, the same floor with as many writers at once as the PUT run has
+///   connections (each replacing its own file), which tells queueing from DocumentKit's work.
 final class ServeBench: Benchmark {
     struct Load {
         var requestsPerSecond: Double = 0
@@ -30,6 +32,9 @@ final class ServeBench: Benchmark {
         var staticGet = Load()
         var put = Load()
         var durableFloor: Double = 0  // milliseconds
+        /// The floor's p50 with as many writers at once as the PUT run had connections.
+        var concurrentFloor: Double = 0  // milliseconds
+        var writers = 1
         var bodyBytes = 0
     }
 
@@ -40,6 +45,8 @@ final class ServeBench: Benchmark {
     let work: WorkDirectory
     /// The median raw durable save of a note-sized file, in milliseconds.
     private var durableFloor: Double?
+    /// The floor's p50 by number of writers at once, in milliseconds.
+    private var concurrentFloors: [Int: Double] = [:]
 
     init(sizes: [Int], seconds: Int, flush: String = "each", work: WorkDirectory) {
         self.sizes = sizes
@@ -106,6 +113,18 @@ final class ServeBench: Benchmark {
             durableFloor = Double(floor?.median ?? 0) / 1e6
         }
         row.durableFloor = durableFloor ?? 0
+        // The same floor with as many writers at once as the PUT run had (each its own file): what
+        // concurrent durable saves cost on this disk before any of DocumentKit's work.
+        row.writers = writers.count
+        if writers.count == 1 {
+            row.concurrentFloor = row.durableFloor
+        } else {
+            if concurrentFloors[writers.count] == nil {
+                let samples = try FileBench(size: body.utf8.count, iterations: 100, work: work).concurrentFloor(writers: writers.count)
+                concurrentFloors[writers.count] = Double(samples.median) / 1e6
+            }
+            row.concurrentFloor = concurrentFloors[writers.count] ?? 0
+        }
         return row
     }
 
@@ -182,14 +201,15 @@ final class ServeBench: Benchmark {
         var lines = [
             "### serve: `notes serve --flush \(flush)` under wrk on loopback (\(seconds) s per run; GET: 2 threads, 16 connections; PUT: 4 connections, one note each)",
             "",
-            "| notes | body | GET note req/s (cold) | GET note req/s | static GET req/s | **GET / static** | GET p50 / p99 (cold) | GET p50 / p99 | static p50 / p99 | PUT req/s | PUT p50 / p99 | durable-save floor p50 | **PUT p50 / (floor + static p50)** | non-2xx |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+            "| notes | body | GET note req/s (cold) | GET note req/s | static GET req/s | **GET / static** | GET p50 / p99 (cold) | GET p50 / p99 | static p50 / p99 | PUT req/s | PUT p50 / p99 | durable-save floor p50 | **PUT p50 / (floor + static p50)** | floor p50, as many writers as PUT connections | PUT p50 / (that floor + static p50) | non-2xx |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for row in rows {
             let getRatio = row.staticGet.requestsPerSecond > 0 ? row.get.requestsPerSecond / row.staticGet.requestsPerSecond : 0
             let putRatio = row.put.p50 / max(row.durableFloor + row.staticGet.p50, 0.001)
+            let concurrentRatio = row.put.p50 / max(row.concurrentFloor + row.staticGet.p50, 0.001)
             lines.append(
-                "| \(row.notes.formatted()) | \(row.bodyBytes) B | \(rps(row.coldGet.requestsPerSecond)) | \(rps(row.get.requestsPerSecond)) | \(rps(row.staticGet.requestsPerSecond)) | **\(String(format: "%.2f×", getRatio))** | \(ms(row.coldGet.p50)) / \(ms(row.coldGet.p99)) | \(ms(row.get.p50)) / \(ms(row.get.p99)) | \(ms(row.staticGet.p50)) / \(ms(row.staticGet.p99)) | \(rps(row.put.requestsPerSecond)) | \(ms(row.put.p50)) / \(ms(row.put.p99)) | \(ms(row.durableFloor)) | **\(String(format: "%.2f×", putRatio))** | \(row.get.failures + row.coldGet.failures + row.put.failures) |")
+                "| \(row.notes.formatted()) | \(row.bodyBytes) B | \(rps(row.coldGet.requestsPerSecond)) | \(rps(row.get.requestsPerSecond)) | \(rps(row.staticGet.requestsPerSecond)) | **\(String(format: "%.2f×", getRatio))** | \(ms(row.coldGet.p50)) / \(ms(row.coldGet.p99)) | \(ms(row.get.p50)) / \(ms(row.get.p99)) | \(ms(row.staticGet.p50)) / \(ms(row.staticGet.p99)) | \(rps(row.put.requestsPerSecond)) | \(ms(row.put.p50)) / \(ms(row.put.p99)) | \(ms(row.durableFloor)) | **\(String(format: "%.2f×", putRatio))** | \(ms(row.concurrentFloor)) (\(row.writers)) | \(String(format: "%.2f×", concurrentRatio)) | \(row.get.failures + row.coldGet.failures + row.put.failures) |")
         }
         lines.append("")
         lines.append("Goals (issue #16): GET ≥ 0.5× the static file's requests per second; PUT p50 ≤ 2× (durable-save floor + static GET p50).")
