@@ -4,6 +4,7 @@ import Glibc
 import DocumentKit
 import DocumentKitTesting
 import Foundation
+import Synchronization
 import Testing
 
 /// "Is this still the item I read?", answered by ``ItemState`` alone (issue #12 §6).
@@ -37,6 +38,34 @@ import Testing
         try Data("two".utf8).write(to: item, options: .atomic)
         #expect(!base.isStill(try #require(ItemState.ofItem(at: item, digest: digest))))
         #expect(base.moved(to: item) == nil)
+    }
+
+    @Test("a FIFO where a package's manifest or a file item should be names no contents, at once (not waited on for a writer)")
+    func fifoInsteadOfManifest() throws {
+        let library = try VersionLibrary()
+        let store = library.store()
+        let package = library.item("fifo.pkg")
+        try FileManager.default.createDirectory(at: package, withIntermediateDirectories: true)
+        let manifest = package.appendingPathComponent("Info.json")
+        let file = library.item("fifo.txt")
+        #expect(mkfifo(manifest.path, 0o600) == 0 && mkfifo(file.path, 0o600) == 0)
+        let digests = Mutex<[String?]?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let found = [store.contentDigest(ofItemAt: package), store.contentDigest(ofItemAt: file)]
+            digests.withLock { $0 = found }
+            done.signal()
+        }
+        if done.wait(timeout: .now() + 10) == .timedOut {
+            Issue.record("reading the digest waited for a writer of a FIFO")
+            // Let the reader go: a writer that opens and closes each FIFO ends its wait.
+            for fifo in [manifest, file] {
+                let fd = open(fifo.path, O_WRONLY | O_NONBLOCK)
+                if fd >= 0 { close(fd) }
+            }
+            _ = done.wait(timeout: .now() + 10)
+        }
+        #expect(digests.withLock { $0 } == [nil, nil])
     }
 
     @Test("a package member written in place changes the state of a package captured with its members")

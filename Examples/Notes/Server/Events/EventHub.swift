@@ -5,9 +5,9 @@ import Foundation
 /// without it), each with the note's new `ETag`.
 ///
 /// Events are numbered `EPOCH:SEQ`: the epoch is new with every server process, the sequence
-/// grows by one per event. The last ``capacity`` events are kept, so that a client that comes
-/// back with `Last-Event-ID` gets what it missed (``EventJournal``: memory fixed from the start); one from another epoch, or further behind,
-/// gets a `reset` event (list again). A note's state is published once: the same note with the
+/// grows by one per event. The last ``capacity`` events are kept (``EventJournal``: its memory is
+/// fixed from the start), so that a client that comes back with `Last-Event-ID` gets what it
+/// missed; one from another epoch, or further behind, gets a `reset` event (list again). A note's state is published once: the same note with the
 /// same tag again (the server's own write, seen once more by the index) is not a new event, unless
 /// its number of unresolved conflict versions changed (a conflict resolved by keeping the note as
 /// it is, or one kept from a sync engine's copy, changes no byte of the note).
