@@ -225,7 +225,7 @@ struct ExportWalk {
         switch status.kind {
         case .regular:
             let fd: CInt
-            do { fd = try fileSystem.open(name, in: folder, flags: O_RDONLY | O_NOFOLLOW) } catch {
+            do { fd = try fileSystem.open(name, in: folder, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK) } catch {
                 throw DocumentKitError(error, operation: .read, path: path, step: "opening the file")
             }
             defer { Glibc.close(fd) }

@@ -35,6 +35,25 @@ import Testing
         #expect((details["attachments"] as? [String])?.count == 500)
     }
 
+    @Test("a note whose manifest another program replaced by a FIFO is reported at once; the other notes still list and show")
+    func manifestReplacedByAFIFO() throws {
+        try notes.ok(["new", "Good", "--body", "fine"])
+        try notes.ok(["new", "Piped", "--body", "soon a pipe"])
+        let manifest = notes.library.appendingPathComponent("piped.note/Info.json")
+        try FileManager.default.removeItem(at: manifest)
+        try #require(mkfifo(manifest.path, 0o600) == 0)
+        // A command that waited on the FIFO for a writer would hang: `timeout` kills it (status 124).
+        let bounded = ["/usr/bin/timeout", "30"]
+        let list = try notes.run(["list"], launcher: bounded)
+        #expect(list.status == 0 && list.stdout.contains("Good"), "\(list.status): \(list.stdout)\(list.stderr)")
+        let check = try notes.run(["check"], launcher: bounded)
+        #expect(check.status == 65 && check.stdout.contains("piped.note") && check.stdout.contains("fifo"), "\(check.status): \(check.stdout)")
+        let piped = try notes.run(["show", "Piped"], launcher: bounded)
+        #expect(piped.status == 65 && piped.stderr.contains("Info.json"), "\(piped.status): \(piped.stderr)")
+        let good = try notes.run(["show", "Good"], launcher: bounded)
+        #expect(good.status == 0 && good.stdout.contains("fine"), "\(good.status): \(good.stderr)")
+    }
+
     @Test("a note nested 1,000 levels deep is reported as damaged; the other notes still list and show")
     func deeplyNestedNote() throws {
         try notes.ok(["new", "Good", "--body", "fine"])

@@ -35,14 +35,22 @@ struct NotesRunner {
         library.deletingLastPathComponent().appendingPathComponent(".notes-index-cache", isDirectory: true)
     }
 
-    /// Runs `notes ARGS --library LIBRARY` (unless `useLibraryFlag` is false), with `input` on stdin.
+    /// Runs `notes ARGS --library LIBRARY` (unless `useLibraryFlag` is false), with `input` on stdin;
+    /// through `launcher` when given (`["/usr/bin/timeout", "20"]`: the command is killed if it hangs).
     @discardableResult
-    func run(_ arguments: [String], input: String? = nil, useLibraryFlag: Bool = true, environment: [String: String] = [:])
-        throws -> Result
-    {
+    func run(
+        _ arguments: [String], input: String? = nil, useLibraryFlag: Bool = true, environment: [String: String] = [:],
+        launcher: [String] = []
+    ) throws -> Result {
         let process = Process()
-        process.executableURL = Self.executable
-        process.arguments = arguments + (useLibraryFlag ? ["--library", library.path] : [])
+        let command = arguments + (useLibraryFlag ? ["--library", library.path] : [])
+        if let program = launcher.first {
+            process.executableURL = URL(fileURLWithPath: program)
+            process.arguments = Array(launcher.dropFirst()) + [Self.executable.path] + command
+        } else {
+            process.executableURL = Self.executable
+            process.arguments = command
+        }
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "NOTES_LIBRARY")
         // The notes index is kept beside the library, in the test's temporary folder, not in ~/.cache.

@@ -203,7 +203,7 @@ struct NotesLibrary {
     /// The manifest of the package at `url`, if it can be read (whatever its members).
     static func manifest(ofPackageAt url: URL) -> DocumentManifest? {
         let manifestURL = url.appendingPathComponent(NoteFormat.manifestName)
-        guard let data = try? Data(contentsOf: manifestURL) else { return nil }
+        guard let data = RegularFile.contents(of: manifestURL) else { return nil }
         return try? DocumentManifest(jsonData: data, path: manifestURL.path)
     }
 

@@ -252,7 +252,7 @@ struct PrivateCopy {
         guard theirs.kind == .regular, theirs.size == size, theirs.permissions == permissions else { return false }
         let a = try fileSystem.open(name, in: source, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
         defer { Glibc.close(a) }
-        let b = try fileSystem.open(other.name, in: other.directory, flags: O_RDONLY | O_NOFOLLOW)
+        let b = try fileSystem.open(other.name, in: other.directory, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
         defer { Glibc.close(b) }
         // Compared a piece at a time: a large member costs two buffers, not two copies of it.
         let chunk = Int(clamping: min(max(size, 1), Int64(LazyFileContents.chunkSize)))

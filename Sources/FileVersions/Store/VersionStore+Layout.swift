@@ -192,7 +192,7 @@ extension VersionStore {
     /// Reads a small file of the store (at most `limit` bytes) through the seam; nil when it is not there.
     func readStoreFile(_ file: URL, limit: Int64 = 1 << 20) throws(Errno) -> Data? {
         let fd: CInt
-        do { fd = try fileSystem.open(file.path, in: AT_FDCWD, flags: O_RDONLY | O_NOFOLLOW) } catch {
+        do { fd = try fileSystem.open(file.path, in: AT_FDCWD, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK) } catch {
             if error == .noSuchFileOrDirectory || error == .notDirectory { return nil }
             throw error
         }
@@ -219,7 +219,7 @@ extension VersionStore {
             return known
         }
         let fd: CInt
-        do { fd = try fileSystem.open(file.path, in: AT_FDCWD, flags: O_RDONLY | O_NOFOLLOW) } catch {
+        do { fd = try fileSystem.open(file.path, in: AT_FDCWD, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK) } catch {
             if error == .noSuchFileOrDirectory || error == .notDirectory { return nil }
             throw failure(error)
         }

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import DocumentKitTesting
 import Foundation
 import Testing
@@ -100,6 +103,28 @@ struct ServerBadRequestTests {
         let note = try await server.note(made.id)
         #expect(note.etag == made.etag && note.object["body"] as? String == "tent\n")
         #expect(try await server.get("/api/notes").objects.count == 1)
+    }
+
+    @Test func aNoteWhoseManifestBecameAFIFOIsRefusedAtOnceAndTheOthersAreServed() async throws {
+        let served = try await ServedLibrary.start()
+        let server = served.server
+        let trip = try await server.create("Trip", body: "tent\n")
+        let todo = try await server.create("Todo", body: "milk\n")
+        // Another program puts a FIFO where the note's manifest was: reading it must not wait for a writer.
+        let manifest = served.package("trip.note").appendingPathComponent("Info.json")
+        try FileManager.default.removeItem(at: manifest)
+        #expect(mkfifo(manifest.path, 0o600) == 0)
+        let started = ContinuousClock.now
+        let note = try await server.get("/api/notes/\(trip.id)")
+        #expect((400...499).contains(note.status) || note.status == 404, "GET of the note: \(note.status) \(note.text)")
+        let list = try await server.get("/api/notes")
+        #expect(list.status == 200)
+        #expect(list.objects.contains { $0["id"] as? String == todo.id }, "the other note is listed: \(list.text)")
+        let other = try await server.note(todo.id)
+        #expect(other.object["body"] as? String == "milk\n")
+        let put = try await server.put(trip.id, ifMatch: trip.etag, ["body": "x"])
+        #expect((400...499).contains(put.status), "PUT of the note: \(put.status) \(put.text)")
+        #expect(ContinuousClock.now - started < .seconds(20), "answered without waiting on the FIFO")
     }
 
     @Test func aHugeHeaderOrGarbageIsA400WithoutStoppingTheServer() async throws {

@@ -53,7 +53,7 @@ extension NotesAPI {
                     "the attachment “\(name)” of note \(id) is not the file its manifest records (another program changed it)")
             }
             let infoMember = place.appendingPathComponent(NoteFormat.attachmentInfoName)
-            let info2 = (try? Data(contentsOf: infoMember)).flatMap { try? AttachmentInfo.decode($0) }?[name]
+            let info2 = RegularFile.contents(of: infoMember).flatMap { try? AttachmentInfo.decode($0) }?[name]
             return OpenAttachment(
                 descriptor: descriptor, size: record.size, tag: EntityTag(digest: record.sha256),
                 mediaType: info2?.mediaType ?? AttachmentInfo.mediaType(of: name))

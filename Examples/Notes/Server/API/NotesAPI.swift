@@ -57,7 +57,7 @@ struct NotesAPI: Sendable {
     func tag(at url: URL) -> EntityTag? {
         if let digest = library.store.contentDigest(ofItemAt: url) { return EntityTag(digest: digest) }
         let manifest = url.appendingPathComponent(NoteFormat.manifestName)
-        return (try? Data(contentsOf: manifest)).map { EntityTag(digest: NotesAPI.sha256($0)) }
+        return RegularFile.contents(of: manifest).map { EntityTag(digest: NotesAPI.sha256($0)) }
     }
 
     /// How many unresolved conflict versions the note at `url` has (nil when the store can't be read).

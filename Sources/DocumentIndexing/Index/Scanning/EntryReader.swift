@@ -77,7 +77,7 @@ struct EntryReader: Sendable {
             formatVersion: nil, key: nil, fields: [:], modificationDate: nil, state: .current)
         let manifestPath = path + "/" + configuration.manifestName
         let manifestFD: CInt
-        do { manifestFD = try fileSystem.open(configuration.manifestName, in: folder.rawValue, flags: O_RDONLY | O_NOFOLLOW) } catch {
+        do { manifestFD = try fileSystem.open(configuration.manifestName, in: folder.rawValue, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK) } catch {
             entry.state = error == .noSuchFileOrDirectory
                 ? .incomplete("The manifest \(configuration.manifestName) is not there (yet).")
                 : .damaged("\(manifestPath) can't be opened: \(error.readableDescription).")
