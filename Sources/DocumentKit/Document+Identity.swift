@@ -126,10 +126,7 @@ extension Document {
     /// The bytes of the manifest at `path` (a regular file of at most the manifest's size limit,
     /// not followed through a link), through the seam; nil otherwise.
     private static func manifestData(at path: String, fileSystem: FileSystem) -> Data? {
-        guard let fd = try? fileSystem.open(path, in: AT_FDCWD, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK) else { return nil }
-        defer { try? fileSystem.close(fd, name: path) }
-        guard let status = try? fileSystem.status(of: fd, name: path), status.kind == .regular, status.size <= DocumentManifest.Limits.maximumSize else { return nil }
-        return try? readAll(fd, size: Int(status.size), name: path, using: fileSystem)
+        readRegularFile(atPath: path, limit: Int64(DocumentManifest.Limits.maximumSize), using: fileSystem)
     }
 
     /// Throws unless the item at `url` is this document or has no manifest that says otherwise:

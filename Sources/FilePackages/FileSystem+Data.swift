@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import DocumentKitSystem
 import Foundation
 import SystemPackage
@@ -35,4 +38,18 @@ package func readAll(_ fd: CInt, size: Int, name: String, using fileSystem: File
     }
     data.count = total
     return data
+}
+
+/// The bytes of the regular file at `path`, at most `limit` of them; nil when it is missing, not
+/// a regular file, larger, or unreadable. Opened without waiting (`O_NONBLOCK`): a FIFO put where a
+/// manifest should be is refused at once, not waited on for a writer. A symbolic link at `path`
+/// is followed only with `followingLink`.
+package func readRegularFile(
+    atPath path: String, followingLink: Bool = false, limit: Int64 = .max, using fileSystem: FileSystem
+) -> Data? {
+    let flags = O_RDONLY | O_NONBLOCK | (followingLink ? 0 : O_NOFOLLOW)
+    guard let fd = try? fileSystem.open(path, in: AT_FDCWD, flags: flags) else { return nil }
+    defer { try? fileSystem.close(fd, name: path) }
+    guard let status = try? fileSystem.status(of: fd, name: path), status.kind == .regular, status.size <= limit else { return nil }
+    return try? readAll(fd, size: Int(status.size), name: path, using: fileSystem)
 }

@@ -135,13 +135,9 @@ extension VersionStore {
     }
 
     /// The bytes of the regular file at `path` (a symbolic link followed), through the seam; nil
-    /// when it can't be read or is not a regular file (a FIFO put there is not waited for: opened
-    /// without blocking, then refused).
+    /// otherwise (``/FilePackages/readRegularFile(atPath:followingLink:limit:using:)``).
     func contentsOfFile(atPath path: String) -> Data? {
-        guard let fd = try? fileSystem.open(path, in: AT_FDCWD, flags: O_RDONLY | O_NONBLOCK) else { return nil }
-        defer { Glibc.close(fd) }
-        guard let status = try? fileSystem.status(of: fd, name: path), status.kind == .regular else { return nil }
-        return try? readAll(fd, size: Int(clamping: status.size), name: path, using: fileSystem)
+        readRegularFile(atPath: path, followingLink: true, using: fileSystem)
     }
 
     func openFolder(_ folder: URL, _ step: String) throws(DocumentKitError) -> Descriptor {
