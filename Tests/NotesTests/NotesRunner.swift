@@ -35,6 +35,26 @@ struct NotesRunner {
         library.deletingLastPathComponent().appendingPathComponent(".notes-index-cache", isDirectory: true)
     }
 
+    /// A `notes COMMAND` process for `library` (not started): through `launcher` when given (its
+    /// tool first, `notes` and the command after), without `NOTES_LIBRARY`, with the library's
+    /// index kept beside it (in the test's temporary folder, not in ~/.cache), and `environment`.
+    static func process(_ command: [String], library: URL, environment: [String: String], launcher: [String]) -> Process {
+        let process = Process()
+        if let tool = launcher.first {
+            process.executableURL = URL(fileURLWithPath: tool)
+            process.arguments = Array(launcher.dropFirst()) + [executable.path] + command
+        } else {
+            process.executableURL = executable
+            process.arguments = command
+        }
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "NOTES_LIBRARY")
+        env["NOTES_INDEX_CACHE"] = indexCache(of: library).path
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        return process
+    }
+
     /// Runs `notes ARGS --library LIBRARY` (unless `useLibraryFlag` is false), with `input` on stdin;
     /// through `launcher` when given (`["/usr/bin/timeout", "20"]`: the command is killed if it hangs).
     @discardableResult
@@ -42,21 +62,9 @@ struct NotesRunner {
         _ arguments: [String], input: String? = nil, useLibraryFlag: Bool = true, environment: [String: String] = [:],
         launcher: [String] = []
     ) throws -> Result {
-        let process = Process()
-        let command = arguments + (useLibraryFlag ? ["--library", library.path] : [])
-        if let program = launcher.first {
-            process.executableURL = URL(fileURLWithPath: program)
-            process.arguments = Array(launcher.dropFirst()) + [Self.executable.path] + command
-        } else {
-            process.executableURL = Self.executable
-            process.arguments = command
-        }
-        var env = ProcessInfo.processInfo.environment
-        env.removeValue(forKey: "NOTES_LIBRARY")
-        // The notes index is kept beside the library, in the test's temporary folder, not in ~/.cache.
-        env["NOTES_INDEX_CACHE"] = Self.indexCache(of: library).path
-        for (key, value) in environment { env[key] = value }
-        process.environment = env
+        let process = Self.process(
+            arguments + (useLibraryFlag ? ["--library", library.path] : []), library: library, environment: environment,
+            launcher: launcher)
         let out = Pipe()
         let err = Pipe()
         let inp = Pipe()

@@ -44,20 +44,9 @@ final class NotesServerProcess: Sendable {
     static func start(
         library: URL, arguments: [String] = [], environment: [String: String] = [:], launcher: [String] = []
     ) async throws -> NotesServerProcess {
-        let process = Process()
-        let command = ["serve", "--port", "0", "--library", library.path] + arguments
-        if let tool = launcher.first {
-            process.executableURL = URL(fileURLWithPath: tool)
-            process.arguments = Array(launcher.dropFirst()) + [NotesRunner.executable.path] + command
-        } else {
-            process.executableURL = NotesRunner.executable
-            process.arguments = command
-        }
-        var env = ProcessInfo.processInfo.environment
-        env.removeValue(forKey: "NOTES_LIBRARY")
-        env["NOTES_INDEX_CACHE"] = NotesRunner.indexCache(of: library).path
-        for (key, value) in environment { env[key] = value }
-        process.environment = env
+        let process = NotesRunner.process(
+            ["serve", "--port", "0", "--library", library.path] + arguments, library: library, environment: environment,
+            launcher: launcher)
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
