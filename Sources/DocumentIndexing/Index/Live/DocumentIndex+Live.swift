@@ -191,7 +191,8 @@ extension DocumentIndex {
         }
         var changes = accounted
         for folder in relisting where snapshot.folders[folder] != nil { snapshot.markUnlisted(folder, into: &changes) }
-        changes.merge(snapshot.refresh(using: reader, listingOnly: !everything))
+        var walked = snapshot.refresh(using: reader, listingOnly: !everything)
+        changes.merge(walked)
         for path in packages.sorted() { snapshot.revalidate(path, using: reader, into: &changes) }
         // A package the events named gone marked its folder to be listed: the events said why.
         for (folder, stamp) in accounted.accountedChanged {
@@ -201,12 +202,19 @@ extension DocumentIndex {
         }
         if settling { holdUnsettled(&changes, looked: packages, previous: previous) }
         // A new folder is watched, then listed again: what was made in it before the watch is seen.
-        var touched = (changes.added + changes.changed).map(\.relativePath)
-        while updateWatches(packages: touched) {
-            let more = snapshot.refresh(using: reader, listingOnly: true)
-            touched = (more.added + more.changed).map(\.relativePath)
-            changes.merge(more)
+        func watchNew(_ found: IndexSnapshot.Changes) {
+            var touched = (found.added + found.changed).map(\.relativePath)
+            while updateWatches(packages: touched) {
+                let more = snapshot.refresh(using: reader, listingOnly: true)
+                touched = (more.added + more.changed).map(\.relativePath)
+                walked.merge(more)
+                changes.merge(more)
+            }
         }
+        watchNew(changes)
+        let completed = snapshot.completeMoves(seenBy: walked, using: reader, after: changes)
+        changes.merge(completed)
+        watchNew(completed)
         _ = publish(changes)
         persist(changes, built: true)
     }

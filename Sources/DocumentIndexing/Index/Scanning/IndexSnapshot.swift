@@ -208,8 +208,10 @@ extension IndexSnapshot.Changes {
     /// same identifier is a move.
     func batch(indexID: UUID, sequence: UInt64, kind: IndexBatch.Kind = .update) -> IndexBatch {
         var removedByIdentifier: [String: [Int]] = [:]
+        var removedAt: [String: Int] = [:]
         for (index, record) in removed.enumerated() {
             if let identifier = record.identifier.text { removedByIdentifier[identifier, default: []].append(index) }
+            removedAt[record.relativePath] = index
         }
         // The latest record of each path; a path added and then changed is added as it is now.
         var latest: [String: EntryRecord] = [:]
@@ -218,9 +220,22 @@ extension IndexSnapshot.Changes {
         var movedFrom = Set<Int>()
         var moves: [IndexMove] = []
         var added: [IndexEntry] = []
+        var changedPaths = Set(changed.map(\.relativePath)).subtracting(addedPaths)
         for path in addedPaths.sorted() {
             let record = latest[path]!
-            if let identifier = record.identifier.text, var candidates = removedByIdentifier[identifier], !candidates.isEmpty {
+            // The same document gone and back at the same path (two looks at its folder in one
+            // batch): a change.
+            if let index = removedAt[path], !movedFrom.contains(index), removed[index].identifier == record.identifier {
+                movedFrom.insert(index)
+                changedPaths.insert(path)
+                continue
+            }
+            if let identifier = record.identifier.text, var candidates = removedByIdentifier[identifier] {
+                candidates.removeAll { movedFrom.contains($0) }
+                guard !candidates.isEmpty else {
+                    added.append(record.entry)
+                    continue
+                }
                 let index = candidates.removeFirst()
                 removedByIdentifier[identifier] = candidates
                 movedFrom.insert(index)
@@ -230,7 +245,7 @@ extension IndexSnapshot.Changes {
             }
         }
         let removedEntries = removed.enumerated().filter { !movedFrom.contains($0.offset) }.map(\.element.entry)
-        let changedEntries = Set(changed.map(\.relativePath)).subtracting(addedPaths).sorted().compactMap { latest[$0]?.entry }
+        let changedEntries = changedPaths.sorted().compactMap { latest[$0]?.entry }
         return IndexBatch(
             indexID: indexID, sequence: sequence, kind: kind,
             added: added,
