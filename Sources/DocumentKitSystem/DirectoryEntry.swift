@@ -37,7 +37,6 @@ package enum DirectoryEntry {
         withNameBytes(of: entry) { String(validating: $0, as: UTF8.self) }
     }
 
-    /// The entry's inode number.
     /// The kind of file the record names (`d_type`), nil when the file system doesn't say (`DT_UNKNOWN`).
     package static func kind(of entry: UnsafePointer<dirent>) -> FileStatus.Kind? {
         let type = UnsafeRawPointer(entry).load(fromByteOffset: MemoryLayout<dirent>.offset(of: \dirent.d_type)!, as: UInt8.self)
@@ -53,6 +52,7 @@ package enum DirectoryEntry {
         }
     }
 
+    /// The entry's inode number (`d_ino`).
     package static func inode(of entry: UnsafePointer<dirent>) -> UInt64 {
         UInt64(UnsafeRawPointer(entry).load(fromByteOffset: MemoryLayout<dirent>.offset(of: \dirent.d_ino)!, as: ino_t.self))
     }

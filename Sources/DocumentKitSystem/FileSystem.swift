@@ -298,6 +298,17 @@ public struct FileSystem: Sendable {
         return entries
     }
 
+    /// The entries of a directory (without `.` and `..`) with their inode numbers (`d_ino`):
+    /// enough to tell a name that was removed and made again from one unchanged, without a
+    /// `stat` per name. Names as ``contentsOfDirectory(_:name:rejectingInvalidUTF8:)`` gives them.
+    package func inodesOfDirectory(_ fd: CInt, name: String) throws(Errno) -> [(name: String, inode: UInt64)] {
+        var entries: [(name: String, inode: UInt64)] = []
+        try forEachEntry(of: fd, name: name, rejectingInvalidUTF8: false) { entryName, entry in
+            entries.append((entryName, DirectoryEntry.inode(of: entry)))
+        }
+        return entries
+    }
+
     /// The names in a directory whose entries have the inode number `inode` (`d_ino`, without a
     /// `stat`: confirm with one, as a union or overlay file system may number differently).
     package func names(ofInode inode: UInt64, inDirectory fd: CInt, name: String) throws(Errno) -> [String] {

@@ -206,7 +206,7 @@ struct KeptVersionTests {
         try store.save(tree, to: item, keepingReplacedAs: .save)
 
         let storeFile = library.storeURL.appendingPathComponent("store.json")
-        #expect(try String(contentsOf: storeFile, encoding: .utf8).contains("\"version\" : 2"))
+        #expect(try String(contentsOf: storeFile, encoding: .utf8).contains("\"version\" : 3"))
         #expect(try inode(member.path) != inode(item.appendingPathComponent("body.md").path))
         try Self.writeInPlace(item.appendingPathComponent("body.md"), appending: "in place")
         #expect(try contents(of: stored.url) == before)

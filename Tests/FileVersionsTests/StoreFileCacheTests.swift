@@ -8,7 +8,7 @@ import Testing
 /// (issue #14: every open re-read and re-decoded them).
 @Suite("Store file cache")
 struct StoreFileCacheTests {
-    @Test("listing versions again reads no record that is unchanged, and reads one that was replaced")
+    @Test("listing versions again reads no record that is unchanged, and reads the entry of one that was replaced whole")
     func recordsReadOnce() throws {
         let library = try VersionLibrary()
         let item = library.item("a.txt")
@@ -28,15 +28,20 @@ struct StoreFileCacheTests {
         let reads = faults.trace.filter { $0.call == .read }
         #expect(reads.isEmpty, "\(reads)")
 
-        // A record replaced (a new file, as every writer of the store writes one) is read again.
+        // An entry never changes once named (format 3); one replaced whole (a new folder at its
+        // name, as a sync engine may deliver it) is read again.
         let records = FileManager.default.enumerator(at: library.storeURL, includingPropertiesForKeys: nil)?
             .compactMap { $0 as? URL }.filter { $0.lastPathComponent == "record.json" } ?? []
-        let recordURL = try #require(records.first { (try? String(contentsOf: $0, encoding: .utf8))?.contains(ids[2]) == true })
+        var recordURL = try #require(records.first { (try? String(contentsOf: $0, encoding: .utf8))?.contains(ids[2]) == true })
+        let entry = recordURL.deletingLastPathComponent()
+        let copy = entry.deletingLastPathComponent().appendingPathComponent(".copy")
+        try FileManager.default.copyItem(at: entry, to: copy)
         var json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: recordURL)) as? [String: Any])
         json["host"] = "elsewhere"
-        let replacement = recordURL.deletingLastPathComponent().appendingPathComponent("record.new")
-        try JSONSerialization.data(withJSONObject: json).write(to: replacement)
-        #expect(rename(replacement.path, recordURL.path) == 0)
+        try JSONSerialization.data(withJSONObject: json).write(to: copy.appendingPathComponent("record.json"))
+        try FileManager.default.removeItem(at: entry)
+        #expect(rename(copy.path, entry.path) == 0)
+        recordURL = entry.appendingPathComponent("record.json")
         faults.reset()
         let after = try store.versions(ofItemAt: item).others
         #expect(after.first { $0.persistentIdentifier == ids[2] }?.localizedNameOfSavingComputer == "elsewhere")
@@ -64,12 +69,13 @@ struct StoreFileCacheTests {
         #expect(cache.value(at: "/store/kept", identity: identity(-2), as: String.self) == nil)
     }
 
-    @Test("an entry found whole is looked at again once a name in it changes: a record's sync-conflict copy is removed, contents gone are a problem")
-    func entriesAreCheckedAgainWhenTheyChange() throws {
+    @Test("an entry found whole is looked at again once its trust horizon ends: a record's sync-conflict copy is removed, contents gone are a problem")
+    func entriesAreCheckedAgainWhenTheyChange() async throws {
         let library = try VersionLibrary()
         let item = library.item("b.txt")
         try library.writeFile("b.txt", "current")
-        let store = VersionStore(libraryURL: library.url, pruning: .keepAll)
+        let horizon: Duration = .milliseconds(400)
+        let store = VersionStore(libraryURL: library.url, pruning: .keepAll, trustHorizon: horizon)
         var kept: [FileVersion] = []
         for index in 0..<3 {
             let source = try library.writeFile("source.txt", "version \(index)")
@@ -83,11 +89,13 @@ struct StoreFileCacheTests {
         let entry = kept[0].url.deletingLastPathComponent()
         let copy = entry.appendingPathComponent("record.sync-conflict-20261127-120000-ABCDEFG.json")
         try FileManager.default.copyItem(at: entry.appendingPathComponent("record.json"), to: copy)
+        try? await Task.sleep(for: horizon)
         #expect(try store.versions(ofItemAt: item).others.count == 3)
         #expect(!FileManager.default.fileExists(atPath: copy.path))
 
         // A version whose contents went: a problem of the next listing, not a version.
         try FileManager.default.removeItem(at: kept[1].url)
+        try? await Task.sleep(for: horizon)
         let listing = try store.versions(ofItemAt: item)
         #expect(Set(listing.others.map(\.persistentIdentifier)) == Set([kept[0], kept[2]].map(\.persistentIdentifier)))
         #expect(listing.problems.contains { $0.code == .notFound && $0.path == kept[1].url.path }, "\(listing.problems)")

@@ -88,7 +88,8 @@ struct VersionStoreDamageTests {
         let name = kind == .file ? "doc.txt" : "doc.note"
         let item = library.item(name)
         try Self.write(kind, 0, to: item, library: library)
-        let store = library.store()
+        // One that looks at every entry each time, as every store does once its trust horizon ends.
+        let store = library.store(trustHorizon: .zero)
         var ids: [String] = []
         for index in 1...3 {
             let source = library.item("source-\(index)")
@@ -145,7 +146,7 @@ struct VersionStoreDamageTests {
         let store = library.store()
         let kept = try store.addVersion(ofItemAt: item)
         let storeFile = library.storeURL.appendingPathComponent("store.json")
-        let newer = Data("{\n  \"format\" : \"org.documentkit.version-store\",\n  \"version\" : 3,\n  \"shards\" : 16\n}\n".utf8)
+        let newer = Data("{\n  \"format\" : \"org.documentkit.version-store\",\n  \"version\" : 4,\n  \"shards\" : 16\n}\n".utf8)
         try newer.write(to: storeFile)
         func snapshot() throws -> [String: Data] { try contents(of: library.storeURL) }
         let storeBefore = try snapshot()
@@ -153,7 +154,7 @@ struct VersionStoreDamageTests {
         let error = #expect(throws: DocumentKitError.self) { try library.store().versions(ofItemAt: item) }
         #expect(error?.code == .newerFormat)
         #expect(error?.path == storeFile.path)
-        #expect(error?.detail?.contains("format 3") == true)
+        #expect(error?.detail?.contains("format 4") == true)
         #expect(throws: DocumentKitError.self) { try store.version(ofItemAt: item, withPersistentIdentifier: kept.persistentIdentifier) }
         let adding = #expect(throws: DocumentKitError.self) { try store.addVersion(ofItemAt: item) }
         #expect(adding?.code == .newerFormat)

@@ -2,7 +2,7 @@ import DocumentKit
 import Foundation
 import Testing
 
-/// The frozen fixtures of `Formats/version-store/v1` and `v2`, read with today's code (see their READMEs).
+/// The frozen fixtures of `Formats/version-store/v1`, `v2` and `v3`, read with today's code (see their READMEs).
 @Suite struct VersionStoreFixtureTests {
     static let fixtures = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -38,6 +38,31 @@ import Testing
         let todo = try store.versions(ofItemAt: library.appendingPathComponent("todo.txt"))
         #expect(todo.others.map(\.persistentIdentifier) == ["20261122T011320Z-28b3e2baaf822711"])
         #expect(try String(contentsOf: todo.others[0].url, encoding: .utf8) == "milk\n")
+    }
+
+    @Test func aVersion3StoreListsEachVersionInItsLastState() throws {
+        let library = Self.fixtures.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("v3/fixtures/library")
+        let note = library.appendingPathComponent("trip.note")
+        for _ in 0..<2 {  // the second listing from what the store remembers
+            let listing = try VersionStore.forItem(at: note).versions(ofItemAt: note)
+            #expect(listing.problems.isEmpty)
+            #expect(listing.others.map(\.persistentIdentifier) == [
+                "20261122T061514Z-678fd040094e5329", "20261121T235000Z-6f63b8ce5db84a15",
+                "20261121T232640Z-55d2a45e47a46579", "20261121T222640Z-190e4be827da43ee",
+            ])
+            #expect(listing.others.map(\.origin) == [.adoptedCopy, .conflict, .save, .save])
+            #expect(listing.others.map(\.isConflict) == [true, true, true, false])
+            #expect(listing.others.map(\.isResolved) == [true, true, false, true])
+            #expect(listing.others.map(\.resolution) == [.merged, .keptCurrent, nil, nil])
+            #expect(listing.others[2].ancestorIdentifier == "20261121T222640Z-190e4be827da43ee")
+            #expect(try listing.others.map(Self.body) == [
+                "Day one: Lisbon.\nDay two: Coimbra.\n", "Day one: Sintra.\n", "Day one: Lisbon.\nDay two: Porto.\n", "Day one: Lisbon.\n",
+            ])
+            #expect(listing.unresolvedConflicts.map(\.persistentIdentifier) == ["20261121T232640Z-55d2a45e47a46579"])
+            #expect(try VersionStore.forItem(at: note).unresolvedConflictCount(ofItemAt: note) == 1)
+        }
+        let todo = try VersionStore.forItem(at: note).versions(ofItemAt: library.appendingPathComponent("todo.txt"))
+        #expect(todo.others.map(\.persistentIdentifier) == ["20261122T011320Z-28b3e2baaf822711"])
     }
 
     @Test func aDamagedVersion1StoreReportsEachDamageAndListsTheRest() throws {

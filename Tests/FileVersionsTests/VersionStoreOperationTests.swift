@@ -258,6 +258,12 @@ struct VersionStoreOperationTests {
         #expect(listing.others.map(\.persistentIdentifier) == [conflict.persistentIdentifier])
         #expect(listing.others.first?.resolution == .keptCurrent)
         let resolution = try #require(try record(of: resolved)["resolution"] as? [String: Any])
+        // The version's entry is as it was (format 3: an entry never changes once named); its new state is an entry of its own.
+        let entry = conflict.url.deletingLastPathComponent()
+        let own = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: entry.appendingPathComponent("record.json"))) as? [String: Any])
+        #expect(own["resolved"] as? Bool == false && own["resolution"] == nil)
+        let states = try FileManager.default.contentsOfDirectory(atPath: entry.deletingLastPathComponent().path).filter { $0.contains(".state-") }
+        #expect(states.count == 1 && states[0].hasPrefix(conflict.persistentIdentifier + ".state-"), "\(states)")
         #expect(resolution["how"] as? String == "keptCurrent")
         #expect(resolution["host"] as? String == store.savingComputerName)
         let date = try #require(resolution["date"] as? String)

@@ -19,9 +19,12 @@ struct VersionLibrary {
     /// `relative` inside the library.
     func item(_ relative: String) -> URL { url.appendingPathComponent(relative) }
 
-    /// A store of this library; keeps every version unless told otherwise.
-    func store(pruning: PruningSchedule = .keepAll, coordinator: FileCoordinator? = nil) -> VersionStore {
-        VersionStore(libraryURL: url, coordinator: coordinator, pruning: pruning, durability: .consistent)
+    /// A store of this library; keeps every version unless told otherwise. `trustHorizon`: how
+    /// long it takes an entry it found whole as it was (zero: it looks at every entry each time).
+    func store(
+        pruning: PruningSchedule = .keepAll, coordinator: FileCoordinator? = nil, trustHorizon: Duration = VersionStore.defaultTrustHorizon
+    ) -> VersionStore {
+        VersionStore(libraryURL: url, coordinator: coordinator, pruning: pruning, durability: .consistent, trustHorizon: trustHorizon)
     }
 
     /// The store's own folder.
@@ -104,8 +107,13 @@ func status(_ path: String, sourceLocation: SourceLocation = #_sourceLocation) t
 func inode(_ path: String) throws -> UInt64 { UInt64(try status(path).st_ino) }
 
 /// The parsed `record.json` of a stored version.
+/// The version's record as it is now: its newest state entry's (format 3), else its entry's own.
 func record(of version: FileVersion) throws -> [String: Any] {
-    let data = try Data(contentsOf: version.url.deletingLastPathComponent().appendingPathComponent("record.json"))
+    let entry = version.url.deletingLastPathComponent()
+    let states = try FileManager.default.contentsOfDirectory(atPath: entry.deletingLastPathComponent().path)
+        .filter { $0.hasPrefix(entry.lastPathComponent + ".state-") }.sorted()
+    let holder = states.last.map { entry.deletingLastPathComponent().appendingPathComponent($0) } ?? entry
+    let data = try Data(contentsOf: holder.appendingPathComponent("record.json"))
     return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
 }
 

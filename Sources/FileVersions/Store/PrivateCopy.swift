@@ -83,7 +83,7 @@ final class SharingCache: Sendable {
 }
 
 /// Copies an item into a version entry so that the entry never shares an inode with a file
-/// outside the store (`Formats/version-store/v2`): each regular file is either a hard link to a
+/// outside the store (`Formats/version-store/v3`): each regular file is either a hard link to a
 /// file of another stored version with the same bytes and mode, or a private copy.
 struct PrivateCopy {
     let fileSystem: FileSystem

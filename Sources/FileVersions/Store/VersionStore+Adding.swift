@@ -257,7 +257,7 @@ extension VersionStore {
     /// The version `id` if it is in `folder`, whole.
     func existingVersion(_ id: String, in folder: URL, itemURL: URL) -> FileVersion? {
         let entry = folder.appendingPathComponent(id, isDirectory: true)
-        guard let record = try? readRecord(in: entry), record.id == id else { return nil }
+        guard let record = try? currentRecord(of: entry), record.id == id else { return nil }
         let contents = entry.appendingPathComponent("item", isDirectory: record.kind == "package")
         guard exists(contents) else { return nil }
         return Self.version(from: record, itemURL: itemURL, contents: contents)
@@ -266,7 +266,7 @@ extension VersionStore {
     /// Writes the record of an entry not in place yet and then flushes the entry's folder once,
     /// with whatever was put in it before: the entry is complete on disk before it is renamed into
     /// place. The record is flushed under a temporary name and renamed to `record.json`, so that a
-    /// process completing interrupted entries (`Formats/version-store/v2`) never sees a record
+    /// process completing interrupted entries (`Formats/version-store/v3`) never sees a record
     /// that is not on disk; nothing else is there to replace, so no more is needed.
     func writeRecord(_ record: VersionRecord, inNewEntry entry: URL) throws(DocumentKitError) {
         let folder = try openFolder(entry, "opening the new version")
@@ -290,12 +290,6 @@ extension VersionStore {
         } catch {
             throw DocumentKitError(error, operation: .save, path: path, step: "writing the new version's record", originalIsIntact: true)
         }
-    }
-
-    /// Writes `record.json` in `entry` atomically (replacing one that is there).
-    func writeRecord(_ record: VersionRecord, in entry: URL) throws(DocumentKitError) {
-        try FileWrapper(regularFileWithContents: record.encoded())
-            .write(to: entry.appendingPathComponent(VersionRecord.fileName), options: SaveOptions(durability: durability, fileSystem: fileSystem))
     }
 
     /// A digest of the contents that names them across machines: the manifest's bytes for a

@@ -133,11 +133,11 @@ extension VersionStore {
         guard !version.isCurrent else { return version }
         return try coordinated(writing: version.itemURL) { () throws(DocumentKitError) in
             let entry = version.url.deletingLastPathComponent()
-            var record = try readRecord(in: entry)
+            var record = try currentRecord(of: entry)
             guard !record.resolved || !record.conflict else { return Self.version(from: record, itemURL: version.itemURL, contents: version.url) }
             record.resolved = true
             record.resolution = VersionRecord.ResolutionRecord(how: resolution, date: RecordDate.string(Date()), host: savingComputerName)
-            try writeRecord(record, in: entry)
+            try writeState(record, of: entry)
             return Self.version(from: record, itemURL: version.itemURL, contents: version.url)
         }
     }
@@ -167,8 +167,10 @@ extension VersionStore {
         }
     }
 
-    /// Renames an entry aside (so it vanishes at once), then removes it.
+    /// Removes the entry's state entries, then renames the entry aside (so it vanishes at
+    /// once) and removes it.
     func removeEntry(_ entry: URL) throws(DocumentKitError) {
+        try removeStates(of: entry)
         let aside = temporaryEntryURL(in: entry.deletingLastPathComponent(), purpose: "removing")
         do { try fileSystem.rename(entry.path, in: AT_FDCWD, to: aside.path, in: AT_FDCWD) } catch {
             if error == .noSuchFileOrDirectory { return }

@@ -12,8 +12,9 @@ extension VersionStore {
     /// ``unresolvedConflictVersions(ofItemAt:)``, found without making them.
     ///
     /// What a document's open and a library index need on every change. It costs one listing
-    /// of the document's folder in the store and one `fstatat` per version: a record this
-    /// store read before and that is unchanged is not read again.
+    /// of the document's folder in the store: a version this store classified before, at the
+    /// same name and inode number with the same newest state, is not looked at again (a store of
+    /// format 2, whose records may be rewritten in place, costs one `fstatat` per version).
     /// Versions that can't be read are not counted, as the listing skips them.
     /// - Throws: As ``versions(ofItemAt:)``: only for a store in a newer format, or one whose
     ///   description can't be read or repaired.
@@ -30,29 +31,59 @@ extension VersionStore {
     /// remembered in ``conflictTally`` for the next count.
     private func unresolvedConflicts(of key: DocumentKey) -> [VersionIdentifier.Packed] {
         let folderURL = folder(for: key)
-        let folderPath = folderURL.path
-        guard let fd = try? fileSystem.open(folderPath, in: AT_FDCWD, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW) else { return [] }
-        let folder = Descriptor(owning: fd)
-        guard var names = try? fileSystem.contentsOfDirectory(folder.rawValue, name: folderPath) else { return [] }
-        if names.contains(where: { $0.hasPrefix(".new-") }) {
+        guard var entries = folderEntries(at: folderURL) else { return [] }
+        if entries.hasNewEntries {
             completeInterruptedEntries(in: folderURL)
-            names = (try? fileSystem.contentsOfDirectory(folder.rawValue, name: folderPath)) ?? names
+            entries = folderEntries(at: folderURL) ?? FolderEntries()
         }
+        // Entries that never change once named (format 3) are known by name and inode number;
+        // in an older store, a record may be rewritten in place: each is checked by a `stat`.
+        let trusting = entriesNeverChange
+        let folder = trusting ? nil : try? openFolder(folderURL, "counting conflicts")
+        guard trusting || folder != nil else { return [] }
         let known = conflictTally.folder(named: key.folderName)
-        var entries = ConflictTally.Folder(minimumCapacity: names.count)
+        var tally = ConflictTally.Folder(minimumCapacity: entries.versions.count)
         var unresolved: [VersionIdentifier.Packed] = []
-        for name in names {
-            // Hidden entries and names that are not versions are not versions (the listing reports the latter).
-            guard let id = VersionIdentifier.Packed(name),
-                let found = classifyEntry(name, in: folder.rawValue, of: folderURL, known: known[id])
-            else { continue }
-            if found.isTrusted { entries[id] = found.entry }
-            if found.entry.isUnresolvedConflict, (try? fileSystem.status(of: name + "/item", in: folder.rawValue)) != nil {
-                unresolved.append(id)
+        for (name, inode) in entries.versions {
+            guard let id = VersionIdentifier.Packed(name) else { continue }
+            let found: (entry: ConflictTally.Entry, isTrusted: Bool)?
+            if let folder {
+                found = classifyEntry(name, in: folder.rawValue, of: folderURL, known: known[id])
+            } else {
+                found = classifyUnchangingEntry(name, inode: inode, states: entries.states[name] ?? [], of: folderURL, known: known[id])
             }
+            guard let found else { continue }
+            if found.isTrusted { tally[id] = found.entry }
+            guard found.entry.isUnresolvedConflict else { continue }
+            // An unresolved conflict (rare) is checked whole at each count, as the listing does.
+            if (try? fileSystem.status(of: folderURL.path + "/" + name + "/item", in: AT_FDCWD)) == nil { continue }
+            unresolved.append(id)
         }
-        conflictTally.remember(entries, named: key.folderName)
+        conflictTally.remember(tally, named: key.folderName)
         return unresolved
+    }
+
+    /// Whether the version `name` (its entry's inode number `inode`, its state entries
+    /// `states`) of a store whose entries never change is an unresolved conflict: from `known`
+    /// when the entry and its newest state are the ones remembered there, else read (the
+    /// version's record and contents must be there; the newest readable state decides). Nil
+    /// when the version is not whole (still arriving from a sync engine, or damaged).
+    private func classifyUnchangingEntry(
+        _ name: String, inode: UInt64, states: [(name: String, inode: UInt64)], of folderURL: URL, known: ConflictTally.Entry?
+    ) -> (entry: ConflictTally.Entry, isTrusted: Bool)? {
+        var hasher = Hasher()
+        hasher.combine(inode)
+        hasher.combine(trustSpan())
+        hasher.combine(states.last?.name)
+        hasher.combine(states.last?.inode)
+        let hash = hasher.finalize()
+        if let known, known.hasRecordIdentity(hash) { return (known, true) }
+        let entry = folderURL.appendingPathComponent(name, isDirectory: true)
+        guard let own = try? readRecord(in: entry, inode: inode), own.id == name,
+            (try? fileSystem.status(of: entry.path + "/item", in: AT_FDCWD)) != nil,
+            let record = states.isEmpty ? own : try? currentRecord(of: entry, inode: inode, states: states)
+        else { return nil }
+        return (ConflictTally.Entry(recordIdentity: hash, isUnresolvedConflict: record.conflict && !record.resolved), true)
     }
 
     /// Whether the entry `name`'s record is an unresolved conflict: from `known` when the record's

@@ -10,12 +10,12 @@ extension VersionStore {
     func markedAsConflict(_ version: FileVersion, ancestor: String?) throws(DocumentKitError) -> FileVersion {
         guard !version.isUnresolvedConflict else { return version }
         let entry = version.url.deletingLastPathComponent()
-        var record = try readRecord(in: entry)
+        var record = try currentRecord(of: entry)
         record.conflict = true
         record.resolved = false
         record.resolution = nil
         if record.ancestor == nil { record.ancestor = ancestor }
-        try writeRecord(record, in: entry)
+        try writeState(record, of: entry)
         return Self.version(from: record, itemURL: version.itemURL, contents: version.url)
     }
 }

@@ -93,35 +93,52 @@ extension VersionStore {
     /// Every readable version of `key`, newest first, and what could not be read.
     /// With `newestSecondOnly`, only the entries whose ids name the newest second are read (an id
     /// starts with its version's date, `YYYYMMDDTHHMMSSZ`, so the newest version is among them).
+    ///
+    /// A version's record is its newest state entry's (format 3). In a store whose entries
+    /// never change once named, an entry this store found whole before, at the same name and
+    /// inode number, is taken as it was: one `getdents` of the folder, nothing else per version.
     func storedVersions(
         of key: DocumentKey, itemURL: URL, reporting: Bool = true, newestSecondOnly: Bool = false
     ) -> ([FileVersion], [DocumentKitError]) {
         let folder = folder(for: key)
-        guard var names = names(inFolderAt: folder.path) else { return ([], []) }
-        if names.contains(where: { $0.hasPrefix(".new-") }) {
+        guard var entries = folderEntries(at: folder) else { return ([], []) }
+        if entries.hasNewEntries {
             completeInterruptedEntries(in: folder)
-            names = self.names(inFolderAt: folder.path) ?? []
+            entries = folderEntries(at: folder) ?? FolderEntries()
         }
-        if newestSecondOnly { names = VersionIdentifier.ofNewestSecond(among: names) }
+        let trusting = entriesNeverChange
+        var listed = entries.versions
+        if newestSecondOnly {
+            let newest = Set(VersionIdentifier.ofNewestSecond(among: listed.map(\.name)))
+            listed = listed.filter { newest.contains($0.name) }
+        }
         var versions: [FileVersion] = []
         var problems: [DocumentKitError] = []
-        for name in names.sorted() where !name.hasPrefix(".") {
+        for name in newestSecondOnly ? [] : entries.others.sorted() {
+            problems.append(DocumentKitError(
+                .corruptData, operation: .read, path: folder.appendingPathComponent(name).path,
+                detail: "This is not a version (a version's folder is named like 20261122T101500Z-0123456789abcdef); it is skipped."))
+        }
+        for (name, inode) in listed.sorted(by: { $0.name < $1.name }) {
             let entry = folder.appendingPathComponent(name, isDirectory: true)
-            guard VersionIdentifier.isValid(name) else {
-                problems.append(DocumentKitError(
-                    .corruptData, operation: .read, path: entry.path,
-                    detail: "This is not a version (a version's folder is named like 20261122T101500Z-0123456789abcdef); it is skipped."))
-                continue
-            }
             do throws(DocumentKitError) {
-                let record = try readRecord(in: entry)
+                let record = try readRecord(in: entry, inode: trusting ? inode : nil)
                 guard record.id == name else {
                     throw DocumentKitError(.corruptData, operation: .read, path: entry.appendingPathComponent(VersionRecord.fileName).path,
                         detail: "The record names version \(record.id), not \(name).")
                 }
                 let item = entry.appendingPathComponent("item", isDirectory: record.kind == "package")
-                try checkEntry(entry, item: item)
-                versions.append(Self.version(from: record, itemURL: itemURL, contents: item))
+                if !trusting || !remembersRecord(in: entry, inode: inode) {
+                    try checkEntry(entry, item: item)
+                    if trusting { rememberRecord(record, in: entry, inode: inode) }
+                }
+                let states = entries.states[name] ?? []
+                let current = states.isEmpty ? record : try currentRecord(of: entry, inode: trusting ? inode : nil, states: states)
+                // An unresolved conflict (rare) is checked whole at each listing, as a count does.
+                if trusting, current.conflict, !current.resolved, !exists(item) {
+                    throw DocumentKitError(.notFound, operation: .read, path: item.path, detail: "The version's contents are gone.")
+                }
+                versions.append(Self.version(from: current, itemURL: itemURL, contents: item))
             } catch {
                 problems.append(error)
             }

@@ -8,15 +8,26 @@ import Logging
 import SystemPackage
 
 extension VersionStore {
-    /// Makes a version 1 store a version 2 one (`Formats/version-store/v2/SPEC.md`): every file
-    /// of a version that has other hard links (in v1 they may be the live document's members) is
-    /// replaced by a private copy; files that were one inode stay one inode among the versions
-    /// of a document. Then `store.json` says 2. Idempotent: a migration that dies is redone.
+    /// Makes a version 1 store one of this code's format (`Formats/version-store/v3/SPEC.md`):
+    /// every file of a version that has other hard links (in v1 they may be the live
+    /// document's members) is replaced by a private copy; files that were one inode stay one
+    /// inode among the versions of a document. Then `store.json` says so. Idempotent: a
+    /// migration that dies is redone.
     func migrateFromVersion1() throws(DocumentKitError) {
         try makeEveryVersionPrivate()
         let folder = try openFolder(url, "opening the version store")
-        try replaceStoreDescription(in: folder, step: "migrating the version store to format 2")
-        Self.logger.notice("Version store \(url.path) migrated to format 2: its versions share no file with the documents")
+        try replaceStoreDescription(in: folder, step: "migrating the version store from format 1")
+        Self.logger.notice("Version store \(url.path) migrated to format \(Self.formatVersion): its versions share no file with the documents")
+    }
+
+    /// Makes a version 2 store a version 3 one (`Formats/version-store/v3/SPEC.md`): its entries
+    /// are version 3 entries as they are; from now on none changes once named (a new state is a
+    /// state entry, never a record rewritten), which `store.json` saying 3 tells every reader,
+    /// and which keeps out code of version 2 (it refuses a newer store).
+    func migrateFromVersion2() throws(DocumentKitError) {
+        let folder = try openFolder(url, "opening the version store")
+        try replaceStoreDescription(in: folder, step: "migrating the version store to format 3")
+        Self.logger.notice("Version store \(url.path) migrated to format 3: its entries no longer change once named")
     }
 
     /// Replaces `store.json` in the store's open folder by this code's description (hidden name, rename).

@@ -55,17 +55,37 @@ public final class VersionStore: Sendable {
     let sharing = SharingCache()
     /// Which versions of each document folder are unresolved conflicts, by record identity.
     let conflictTally = ConflictTally()
+    /// How long an entry of a store whose entries never change (format 3), found whole, is taken
+    /// as it was without a look at its files; then it is read again once (an entry damaged in
+    /// place, by hand or a sync engine, is seen within this time). The horizons are shared
+    /// spans of the clock: every entry is looked at again at their turn.
+    let trustHorizon: Duration
+    /// ``trustHorizon`` by default.
+    package static let defaultTrustHorizon: Duration = .seconds(5)
 
     static let logger = Logger(label: "DocumentKit.VersionStore")
 
     /// The store of the library folder `libraryURL` (created on first use); `fileSystem` is the
     /// seam its system calls go through (tests inject failures); `syncEngines`, the sync engines
     /// whose conflict copies the library adopts.
-    public init(
+    public convenience init(
         libraryURL: URL, coordinator: FileCoordinator? = nil, manifestName: String = "Info.json",
         pruning: PruningSchedule = .standard, durability: Durability = .durable, fileSystem: FileSystem = .live,
         syncEngines: Set<ConflictCopyName.Engine> = ConflictCopyName.Engine.all
     ) {
+        self.init(
+            libraryURL: libraryURL, coordinator: coordinator, manifestName: manifestName, pruning: pruning, durability: durability,
+            fileSystem: fileSystem, syncEngines: syncEngines, trustHorizon: VersionStore.defaultTrustHorizon)
+    }
+
+    /// As the public initializer; `trustHorizon` is how long an entry found whole is taken as
+    /// it was without a look (see ``trustHorizon``; zero: never, for tests of damaged stores).
+    package init(
+        libraryURL: URL, coordinator: FileCoordinator? = nil, manifestName: String = "Info.json",
+        pruning: PruningSchedule = .standard, durability: Durability = .durable, fileSystem: FileSystem = .live,
+        syncEngines: Set<ConflictCopyName.Engine> = ConflictCopyName.Engine.all, trustHorizon: Duration
+    ) {
+        self.trustHorizon = trustHorizon
         self.fileSystem = fileSystem
         self.syncEngines = syncEngines
         self.libraryURL = libraryURL.standardizedFileURL

@@ -159,8 +159,10 @@ struct IndexSnapshot: Sendable {
             markUnlisted(parentPath(of: path), into: &changes)
             return
         }
-        // Resolving a conflict rewrites its record deep in the store, which no stamp the index
-        // keeps shows: a document in conflict (rare) is counted again at each check. Likewise a
+        // A store of format 2 resolves a conflict by rewriting its record deep in the store, which
+        // no stamp the index keeps shows (format 3 adds a state entry beside it, which the stamp
+        // of the document's folder in the store shows): a document in conflict (rare) is counted
+        // again at each check. Likewise a
         // member a sync engine delivers into a subfolder of an incomplete package changes neither
         // the package folder nor the manifest: an incomplete document (rare) is read again. A
         // current one with members in subfolders is unchanged only while those folders are.

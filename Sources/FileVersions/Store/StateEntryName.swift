@@ -1,0 +1,40 @@
+import DocumentKitSystem
+import Foundation
+
+/// The names of state entries (format 3): `ID.state-YYYYMMDDTHHMMSSmmmZ-RRRRRRRR`, the version's
+/// id, the UTC time the state was written (to the millisecond) and 8 random `[0-9a-z]`. Names
+/// of one version sort oldest first: the last is the version's state.
+enum StateEntryName {
+    static let infix = ".state-"
+    /// The length of the part after ``infix``.
+    static let suffixLength = 28
+
+    static func make(for id: String, date: Date = Date()) -> String {
+        let milliseconds = Int((date.timeIntervalSince1970 * 1000).rounded(.down)) % 1000
+        let stamp = VersionIdentifier.timestamp(date).dropLast() + String(format: "%03d", milliseconds) + "Z"
+        return id + infix + stamp + "-" + String(TemporaryName.randomSuffix().prefix(8))
+    }
+
+    /// The version id `name` is a state entry of, and the name's suffix (what orders the states
+    /// of one version); nil for any other name.
+    static func parse(_ name: String) -> (id: String, suffix: Substring)? {
+        let bytes = name.utf8
+        guard bytes.count == 33 + infix.utf8.count + suffixLength else { return nil }
+        let id = String(name.prefix(33))
+        guard VersionIdentifier.isValid(id), name.dropFirst(33).hasPrefix(infix) else { return nil }
+        let suffix = name.suffix(suffixLength)
+        for (index, byte) in suffix.utf8.enumerated() {
+            let isDigit = byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+            let isLower = byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")
+            let valid: Bool = switch index {
+            case 8: byte == UInt8(ascii: "T")
+            case 18: byte == UInt8(ascii: "Z")
+            case 19: byte == UInt8(ascii: "-")
+            case 20...: isDigit || isLower
+            default: isDigit
+            }
+            guard valid else { return nil }
+        }
+        return (id, suffix)
+    }
+}

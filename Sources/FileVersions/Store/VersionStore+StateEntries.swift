@@ -1,0 +1,156 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import DocumentKitSystem
+import Foundation
+import FilePackages
+import FormatVersioning
+import Logging
+import SystemPackage
+
+extension VersionStore {
+    /// The names in a document's folder of the store, sorted (one `getdents`, with `d_ino`).
+    struct FolderEntries {
+        /// The version entries (`ID`), with their inode numbers.
+        var versions: [(name: String, inode: UInt64)] = []
+        /// The state entries of each version id, oldest first (the last is its state).
+        var states: [String: [(name: String, inode: UInt64)]] = [:]
+        /// Names that are neither, nor hidden: not versions (readers report them).
+        var others: [String] = []
+        /// Whether a `.new-` entry is there (one a killed process may have left complete).
+        var hasNewEntries = false
+    }
+
+    /// The entries of the document folder `folder`; nil when it can't be listed.
+    func folderEntries(at folder: URL) -> FolderEntries? {
+        guard let descriptor = try? openFolder(folder, "listing versions"),
+            let listed = try? fileSystem.inodesOfDirectory(descriptor.rawValue, name: folder.path)
+        else { return nil }
+        var entries = FolderEntries()
+        for (name, inode) in listed {
+            if name.hasPrefix(".") {
+                if name.hasPrefix(".new-") { entries.hasNewEntries = true }
+            } else if VersionIdentifier.isValid(name) {
+                entries.versions.append((name, inode))
+            } else if let (id, _) = StateEntryName.parse(name) {
+                entries.states[id, default: []].append((name, inode))
+            } else {
+                entries.others.append(name)
+            }
+        }
+        for id in entries.states.keys { entries.states[id]!.sort { $0.name < $1.name } }
+        return entries
+    }
+
+    /// Whether this store's entries never change once named (format 3 and later): an entry known
+    /// by its name and inode number is then known whole, without a `stat` of its files. A store
+    /// of an older format may have a record rewritten in place by code of that format.
+    var entriesNeverChange: Bool {
+        ((try? checkStoreFormat()) ?? nil).map { $0 >= 3 } ?? false
+    }
+
+    /// The record of the version entry `entry` as it is now: that of its newest state entry
+    /// that can be read (format 3), else its own. `states`: the version's state entries, oldest
+    /// first (nil: listed here). `inode`s make the reads cacheable (see ``readRecord(in:inode:)``).
+    func currentRecord(
+        of entry: URL, inode: UInt64? = nil, states: [(name: String, inode: UInt64)]? = nil
+    ) throws(DocumentKitError) -> VersionRecord {
+        let id = entry.lastPathComponent
+        let folder = entry.deletingLastPathComponent()
+        let states = states ?? stateEntries(of: id, in: folder)
+        for state in states.reversed() {
+            let stateEntry = folder.appendingPathComponent(state.name, isDirectory: true)
+            guard let record = try? readRecord(in: stateEntry, inode: inode == nil ? nil : state.inode), record.id == id else {
+                Self.logger.notice("Version store: the state entry \(stateEntry.path) can't be read or names another version; an older state is used.")
+                continue
+            }
+            // A state entry is whole once named (its record is all it holds).
+            if inode != nil { rememberRecord(record, in: stateEntry, inode: state.inode) }
+            return record
+        }
+        return try readRecord(in: entry, inode: inode)
+    }
+
+    /// The state entries of version `id` in `folder`, oldest first.
+    func stateEntries(of id: String, in folder: URL) -> [(name: String, inode: UInt64)] {
+        folderEntries(at: folder)?.states[id] ?? []
+    }
+
+    /// The record of the entry `entry` whose folder has inode number `inode` in a store whose
+    /// entries never change: read once per process while that inode is at that name. Without
+    /// an inode, as ``readRecord(in:remembering:)``.
+    func readRecord(in entry: URL, inode: UInt64?) throws(DocumentKitError) -> VersionRecord {
+        guard let inode else { return try readRecord(in: entry) }
+        let key = entry.path + "/#"
+        let identity = entryIdentity(inode)
+        if let known = fileCache.value(at: key, identity: identity, as: VersionRecord.self) { return known }
+        let record = try readRecord(in: entry, remembering: false)
+        return record
+    }
+
+    /// Remembers `record` as the record of the entry `entry` (inode number `inode`), once the
+    /// entry was found whole (see ``readRecord(in:inode:)``).
+    func rememberRecord(_ record: VersionRecord, in entry: URL, inode: UInt64) {
+        fileCache.remember(record, at: entry.path + "/#", identity: entryIdentity(inode), referenceTime: DigestClock.now())
+    }
+
+    /// Whether the record of `entry` (inode number `inode`) is remembered: the entry was found whole.
+    func remembersRecord(in entry: URL, inode: UInt64) -> Bool {
+        fileCache.value(at: entry.path + "/#", identity: entryIdentity(inode), as: VersionRecord.self) != nil
+    }
+
+    /// What stands for an entry known by its inode number in the file cache during this span of
+    /// ``trustHorizon`` (no file has a negative size, so it never equals a real file's identity).
+    func entryIdentity(_ inode: UInt64) -> FileIdentity {
+        FileIdentity(device: .max, inode: inode, size: -2, modificationTime: trustSpan(), changeTime: 0)
+    }
+
+    /// The span of ``trustHorizon`` the clock is in; with a zero horizon, the clock itself
+    /// (never the same twice, and never older than a reading: nothing is remembered).
+    func trustSpan() -> Int64 {
+        let now = DigestClock.now()
+        let horizon = trustHorizon.components.seconds * 1_000_000_000 + trustHorizon.components.attoseconds / 1_000_000_000
+        return horizon > 0 ? now / horizon : now
+    }
+
+    /// Records a new state of the version entry `entry` (format 3: an entry never changes once
+    /// named): a state entry `ID.state-…` holding `record`, built hidden and renamed into place.
+    func writeState(_ record: VersionRecord, of entry: URL) throws(DocumentKitError) {
+        try prepareStore()
+        let documentFolder = entry.deletingLastPathComponent()
+        let (_, hold) = try prepareFolder(for: DocumentKey(folderName: documentFolder.lastPathComponent, identifier: nil))
+        defer { withExtendedLifetime(hold) {} }
+        let temporary = try createEntry(in: documentFolder)
+        var placed = false
+        defer { if !placed { _ = try? removeItem(temporary.path, in: AT_FDCWD, using: fileSystem) } }
+        try writeRecord(record, inNewEntry: temporary)
+        var attempt = 0
+        while !placed {
+            let final = documentFolder.appendingPathComponent(StateEntryName.make(for: record.id), isDirectory: true)
+            do throws(Errno) {
+                try fileSystem.rename(temporary.path, in: AT_FDCWD, to: final.path, in: AT_FDCWD)
+                placed = true
+            } catch {
+                attempt += 1
+                guard (error == .fileExists || error == .directoryNotEmpty), attempt < 3 else {
+                    throw DocumentKitError(error, operation: .save, path: final.path, step: "putting the version's new state in place")
+                }
+            }
+        }
+        synchronize(documentFolder)
+    }
+
+    /// Removes the state entries of the version entry `entry` (before the entry itself, so that
+    /// none is left to a version added again later under the same id).
+    func removeStates(of entry: URL) throws(DocumentKitError) {
+        let folder = entry.deletingLastPathComponent()
+        for state in stateEntries(of: entry.lastPathComponent, in: folder) {
+            let aside = temporaryEntryURL(in: folder, purpose: "removing")
+            do { try fileSystem.rename(folder.path + "/" + state.name, in: AT_FDCWD, to: aside.path, in: AT_FDCWD) } catch {
+                if error == .noSuchFileOrDirectory { continue }
+                throw DocumentKitError(error, operation: .remove, path: folder.path + "/" + state.name, step: "removing the version's state")
+            }
+            _ = try? removeItem(aside.path, in: AT_FDCWD, using: fileSystem)
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import DocumentKit
+import DocumentKitTesting
+@testable import FileVersions
+import Foundation
+import Testing
+
+/// Format 3: an entry never changes once named; a version's new state is a state entry beside it.
+@Suite("Version store state entries", .timeLimit(.minutes(1)))
+struct StateEntryTests {
+    static func stateNames(_ library: VersionLibrary) -> [String] {
+        library.documentFolders().flatMap { folder in
+            ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.contains(".state-") }
+        }.sorted()
+    }
+
+    @Test("state entry names: a version id, the time to the millisecond, 8 random characters; anything else is not one")
+    func names() throws {
+        let id = "20261122T061514Z-678fd040094e5329"
+        let name = StateEntryName.make(for: id, date: fixedDate)
+        #expect(name.hasPrefix(id + ".state-20260304T050607890Z-"), "\(name)")
+        #expect(name.utf8.count == 68)
+        #expect(StateEntryName.parse(name)?.id == id)
+        let later = StateEntryName.make(for: id, date: fixedDate.addingTimeInterval(0.001))
+        #expect(try #require(StateEntryName.parse(later)?.suffix) > #require(StateEntryName.parse(name)?.suffix))
+        for bad in [id, id + ".state-", name + "x", String(name.dropLast()) + "_", id + ".statf" + name.dropFirst(39),
+                    "20261122T061514Z-678fd040094e532X" + name.dropFirst(33)] {
+            #expect(StateEntryName.parse(bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test("a state a sync engine delivers (a new state entry) is seen at once by a count and a listing that remembered the version")
+    func deliveredStateIsSeenAtOnce() throws {
+        let library = try VersionLibrary()
+        let item = try library.writeFile("a.txt", "current")
+        let store = library.store()
+        let theirs = try library.writeFile("theirs.txt", "theirs")
+        let conflict = try store.addVersion(ofItemAt: item, withContentsOf: theirs, origin: .conflict, isConflict: true)
+        usleep(60_000)
+        #expect(try store.unresolvedConflictCount(ofItemAt: item) == 1)
+        #expect(try store.versions(ofItemAt: item).unresolvedConflicts.count == 1)
+
+        // Another machine resolved it; the engine writes the new entry under a temporary name and renames it.
+        var json = try record(of: conflict)
+        json["resolved"] = true
+        json["resolution"] = ["how": "keptCurrent", "date": "2026-11-27T10:00:00.000Z"]
+        let folder = conflict.url.deletingLastPathComponent().deletingLastPathComponent()
+        let arriving = folder.appendingPathComponent(".syncthing.state.tmp")
+        try FileManager.default.createDirectory(at: arriving, withIntermediateDirectories: false)
+        try JSONSerialization.data(withJSONObject: json, options: .sortedKeys).write(to: arriving.appendingPathComponent("record.json"))
+        #expect(rename(arriving.path, folder.appendingPathComponent(StateEntryName.make(for: conflict.persistentIdentifier)).path) == 0)
+
+        #expect(try store.unresolvedConflictCount(ofItemAt: item) == 0)
+        let listed = try #require(try store.versions(ofItemAt: item).others.first)
+        #expect(listed.isResolved && listed.resolution == .keptCurrent)
+    }
+
+    @Test("removing a version removes its states; the same contents kept again later start from their own record")
+    func removalTakesTheStates() throws {
+        let library = try VersionLibrary()
+        let item = try library.writeFile("a.txt", "current")
+        let store = library.store()
+        let theirs = try library.writeFile("theirs.txt", "theirs")
+        let conflict = try store.addVersion(ofItemAt: item, withContentsOf: theirs, origin: .conflict, isConflict: true)
+        let resolved = try store.markResolved(conflict, as: .keptThis)
+        #expect(Self.stateNames(library).count == 1)
+        try store.remove(resolved)
+        #expect(Self.stateNames(library).isEmpty)
+        #expect(try store.versions(ofItemAt: item).others.isEmpty)
+
+        let again = try store.addVersion(ofItemAt: item, withContentsOf: theirs, origin: .conflict, isConflict: true)
+        #expect(again.persistentIdentifier == conflict.persistentIdentifier)
+        #expect(again.isUnresolvedConflict)
+        #expect(try store.unresolvedConflictCount(ofItemAt: item) == 1)
+        #expect(try library.store().unresolvedConflictVersions(ofItemAt: item).map(\.persistentIdentifier) == [conflict.persistentIdentifier])
+    }
+
+    @Test("a state entry whose version is not there yet is ignored, and is the version's state once it arrives")
+    func stateBeforeItsVersion() throws {
+        let library = try VersionLibrary()
+        let item = try library.writeFile("a.txt", "current")
+        let store = library.store()
+        let theirs = try library.writeFile("theirs.txt", "theirs")
+        let conflict = try store.addVersion(ofItemAt: item, withContentsOf: theirs, origin: .conflict, isConflict: true)
+        try store.markResolved(conflict, as: .merged)
+        let entry = conflict.url.deletingLastPathComponent()
+        let away = library.url.appendingPathComponent("away")
+        try FileManager.default.moveItem(at: entry, to: away)
+        let fresh = library.store()
+        #expect(try fresh.versions(ofItemAt: item).others.isEmpty)
+        #expect(try fresh.versions(ofItemAt: item).problems.isEmpty)
+        #expect(try fresh.unresolvedConflictCount(ofItemAt: item) == 0)
+        try FileManager.default.moveItem(at: away, to: entry)
+        let arrived = try #require(try fresh.versions(ofItemAt: item).others.first)
+        #expect(arrived.isConflict && arrived.isResolved && arrived.resolution == .merged)
+    }
+
+    @Test("a version 2 store is read as it is and becomes version 3 at its first write, its versions and states as they were")
+    func versionTwoIsMigratedByAWrite() throws {
+        let fixture = VersionStoreFixtureTests.fixtures.deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("v2/fixtures/library")
+        let folder = try TemporaryDirectory(prefix: "v2-to-v3")
+        let library = folder.url.appendingPathComponent("library")
+        try FileManager.default.copyItem(at: fixture, to: library)
+        let note = library.appendingPathComponent("trip.note")
+        let storeFile = library.appendingPathComponent(".documentkit-versions/store.json")
+        let store = VersionStore(libraryURL: library, pruning: .keepAll)
+        let before = try store.versions(ofItemAt: note)
+        #expect(try store.unresolvedConflictCount(ofItemAt: note) == 1)
+        #expect(try String(contentsOf: storeFile, encoding: .utf8).contains("\"version\" : 2"), "a read migrated the store")
+
+        let resolved = try store.markResolved(before.unresolvedConflicts[0], as: .keptCurrent)
+        #expect(try String(contentsOf: storeFile, encoding: .utf8).contains("\"version\" : 3"))
+        let after = try VersionStore(libraryURL: library, pruning: .keepAll).versions(ofItemAt: note)
+        #expect(after.problems.isEmpty)
+        #expect(after.others.map(\.persistentIdentifier) == before.others.map(\.persistentIdentifier))
+        #expect(after.unresolvedConflicts.isEmpty)
+        #expect(after.others.first { $0.persistentIdentifier == resolved.persistentIdentifier }?.resolution == .keptCurrent)
+    }
+}
