@@ -83,7 +83,7 @@ extension VersionStore {
     func makeVersion(_ draft: VersionDraft) throws(DocumentKitError) -> FileVersion {
         try prepareStore()
         let key = draft.key ?? documentKey(forItemAt: draft.itemURL)
-        let (documentFolder, hold) = try prepareFolder(for: key)
+        let (documentFolder, hold, names) = try prepareFolderListing(for: key)
         defer { withExtendedLifetime(hold) {} }
         let (record, existing) = try newRecord(for: draft, key: key, in: documentFolder)
         if let existing {
@@ -104,7 +104,7 @@ extension VersionStore {
             }
             return try copyPrivately(draft.source, into: entry, key: key)
         }
-        if !draft.isConflict { prune(key: key, itemURL: draft.itemURL) }
+        if !draft.isConflict { prune(key: key, itemURL: draft.itemURL, listed: names.map { $0 + [built.0.persistentIdentifier] }) }
         return built.0
     }
 
@@ -190,22 +190,30 @@ extension VersionStore {
     /// while anyone holds it, no process removes a hidden entry there. Whoever gets the lock
     /// exclusively first completes or removes the entries that killed processes left.
     func prepareFolder(for key: DocumentKey) throws(DocumentKitError) -> (URL, Descriptor) {
+        let (folder, hold, _) = try prepareFolderListing(for: key)
+        return (folder, hold)
+    }
+
+    /// ``prepareFolder(for:)``, and the folder's names when this process found no other holding
+    /// it and cleaned it (nil otherwise): what a save's pruning starts from.
+    func prepareFolderListing(for key: DocumentKey) throws(DocumentKitError) -> (URL, Descriptor, [String]?) {
         let documentFolder = folder(for: key)
         try makeFolder(documentFolder, "Can't create the document's folder in the version store")
         let locks = url.appendingPathComponent("locks", isDirectory: true)
         try makeFolder(locks, "Can't create the version store's locks")
         let lockPath = locks.path + "/" + key.folderName
         let hold: Descriptor
+        var names: [String]?
         do throws(Errno) {
             hold = Descriptor(owning: try fileSystem.open(lockPath, in: AT_FDCWD, flags: O_RDWR | O_CREAT | O_NOFOLLOW, mode: 0o644))
             if (try? fileSystem.lockExclusivelyWithoutWaiting(hold.rawValue, name: lockPath)) != nil {
-                removeAbandonedEntries(in: documentFolder)
+                names = removeAbandonedEntries(in: documentFolder)
             }
             try fileSystem.lockShared(hold.rawValue, name: lockPath)
         } catch {
             throw DocumentKitError(error, operation: .save, path: lockPath, step: "locking the document's folder in the version store")
         }
-        return (documentFolder, hold)
+        return (documentFolder, hold, names)
     }
 
     /// A new hidden entry (`.new-RANDOM`) in `documentFolder`, for a version being built
@@ -254,12 +262,13 @@ extension VersionStore {
     /// Whether something is at `url` (`lstat` through the seam).
     func exists(_ url: URL) -> Bool { (try? fileSystem.status(of: url.path, in: AT_FDCWD)) != nil }
 
-    /// The version `id` if it is in `folder`, whole.
+    /// The version `id` if it is in `folder`, whole, in its current state (the folder is listed
+    /// for its state entries only when the version is there: a new version's check costs a `stat`).
     func existingVersion(_ id: String, in folder: URL, itemURL: URL) -> FileVersion? {
         let entry = folder.appendingPathComponent(id, isDirectory: true)
-        guard let record = try? currentRecord(of: entry), record.id == id else { return nil }
-        let contents = entry.appendingPathComponent("item", isDirectory: record.kind == "package")
-        guard exists(contents) else { return nil }
+        guard let own = try? readRecord(in: entry), own.id == id else { return nil }
+        let contents = entry.appendingPathComponent("item", isDirectory: own.kind == "package")
+        guard exists(contents), let record = try? currentRecord(of: entry) else { return nil }
         return Self.version(from: record, itemURL: itemURL, contents: contents)
     }
 
@@ -325,20 +334,29 @@ extension VersionStore {
     /// contents: the record is written last) and removes every other hidden entry (`.new-…`,
     /// `.removing-…`): called only under the folder's exclusive lock (see
     /// ``prepareFolder(for:)``), when no process is building or removing one.
-    func removeAbandonedEntries(in folder: URL) {
-        completeInterruptedEntries(in: folder)
+    /// Returns the folder's names as they are then (nil if it can't be listed).
+    @discardableResult
+    func removeAbandonedEntries(in folder: URL) -> [String]? {
+        // One listing; most often there is nothing hidden (a folder of hundreds of versions costs
+        // a `getdents` of a few hundred microseconds on ext4: each save does this once, and its
+        // pruning takes the names from here).
         guard let fd = try? openFolder(folder, "listing versions"),
             let names = try? fileSystem.contentsOfDirectory(fd.rawValue, name: folder.path)
-        else { return }
-        for name in names where name.hasPrefix(".new-") || name.hasPrefix(".removing-") {
+        else { return nil }
+        guard names.contains(where: { $0.hasPrefix(".new-") || $0.hasPrefix(".removing-") }) else { return names }
+        completeInterruptedEntries(in: folder, names: names)
+        guard let left = try? fileSystem.contentsOfDirectory(fd.rawValue, name: folder.path) else { return nil }
+        for name in left where name.hasPrefix(".new-") || name.hasPrefix(".removing-") {
             _ = try? removeItem(name, in: fd.rawValue, using: fileSystem)
         }
+        return left.filter { !$0.hasPrefix(".new-") && !$0.hasPrefix(".removing-") }
     }
 
-    /// Renames every whole `.new-…` entry in `folder` to its id (see ``removeAbandonedEntries(in:)``).
-    func completeInterruptedEntries(in folder: URL) {
+    /// Renames every whole `.new-…` entry in `folder` to its id (see ``removeAbandonedEntries(in:)``);
+    /// `names`: the folder's names, if just listed.
+    func completeInterruptedEntries(in folder: URL, names listed: [String]? = nil) {
         guard let fd = try? openFolder(folder, "listing versions"),
-            let names = try? fileSystem.contentsOfDirectory(fd.rawValue, name: folder.path)
+            let names = listed ?? (try? fileSystem.contentsOfDirectory(fd.rawValue, name: folder.path))
         else { return }
         for name in names where name.hasPrefix(".new-") {
             let entry = folder.appendingPathComponent(name)

@@ -58,11 +58,13 @@ extension VersionStore {
         var kept: FileVersion?
         var added: URL?
         let hold: Descriptor
+        var listed: [String]?
         do throws(DocumentKitError) {
             try prepareStore()
-            let prepared = try prepareFolder(for: key)
+            let prepared = try prepareFolderListing(for: key)
             let documentFolder = prepared.0
             hold = prepared.1
+            listed = prepared.2
             var draft = VersionDraft(itemURL: itemURL, source: itemURL, origin: origin, isConflict: isConflict, ancestor: ancestorIdentifier)
             if isConflict { (draft.host, draft.user) = (.some(nil), .some(nil)) }  // another process wrote it
             let (record, existing) = try newRecord(for: draft, key: key, in: documentFolder)
@@ -94,7 +96,7 @@ extension VersionStore {
         }
         withExtendedLifetime(hold) {}
         if added != nil { sharing.refresh(key.folderName, current: fileStatuses(under: itemURL)) }
-        if !isConflict { prune(key: key, itemURL: itemURL) }
+        if !isConflict { prune(key: key, itemURL: itemURL, listed: listed.map { names in names + (kept.map { [$0.persistentIdentifier] } ?? []) }) }
         return (saved, kept)
     }
 
@@ -180,10 +182,13 @@ extension VersionStore {
         _ = try? removeItem(aside.path, in: AT_FDCWD, using: fileSystem)
     }
 
-    /// Applies ``pruning`` to the versions of `key`: never to unresolved conflicts.
-    func prune(key: DocumentKey, itemURL: URL, now: Date = Date()) {
+    /// Applies ``pruning`` to the versions of `key`: never to unresolved conflicts. `listed`: the
+    /// folder's names as the caller listed them under its hold (a save: before it added its
+    /// version, with that version's id added), else they are listed here. A version another
+    /// process added meanwhile is pruned by the next save.
+    func prune(key: DocumentKey, itemURL: URL, now: Date = Date(), listed: [String]? = nil) {
         // The ids hold the dates: a listing of the folder tells whether anything may go.
-        let names = names(inFolderAt: folder(for: key).path) ?? []
+        let names = listed ?? names(inFolderAt: folder(for: key).path) ?? []
         let dates = names.compactMap(VersionIdentifier.date(of:))
         guard pruning.mayRemove(fromVersionsDated: dates, now: now) else { return }
         let (versions, _) = storedVersions(of: key, itemURL: itemURL, reporting: false)
