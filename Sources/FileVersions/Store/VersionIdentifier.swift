@@ -40,15 +40,23 @@ enum VersionIdentifier {
     }
 
     /// Whether `id` has the form above (so that it is safe as a folder name).
+    /// (A check of the name's bytes in place: a listing of a folder of thousands of versions
+    /// checks every name.)
     static func isValid(_ id: String) -> Bool {
-        let bytes = Array(id.utf8)
-        guard bytes.count == 33, bytes[8] == UInt8(ascii: "T"), bytes[15] == UInt8(ascii: "Z"), bytes[16] == UInt8(ascii: "-") else {
-            return false
-        }
-        for (index, byte) in bytes.enumerated() where index != 8 && index != 15 && index != 16 {
+        let utf8 = id.utf8
+        guard utf8.count == 33 else { return false }
+        var index = 0
+        for byte in utf8 {
             let isDigit = byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
-            let isHex = byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "f")
-            if index < 16 ? !isDigit : !(isDigit || isHex) { return false }
+            let valid: Bool = switch index {
+            case 8: byte == UInt8(ascii: "T")
+            case 15: byte == UInt8(ascii: "Z")
+            case 16: byte == UInt8(ascii: "-")
+            case ..<16: isDigit
+            default: isDigit || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "f"))
+            }
+            guard valid else { return false }
+            index += 1
         }
         return true
     }
