@@ -57,18 +57,15 @@ final class ServeBench: Benchmark {
 
     func run() throws -> [Row] {
         let notes = try ChildProcess.sibling(named: "notes")
-        let candidates: [String] = ["/usr/bin/wrk", "/usr/local/bin/wrk"]
-        guard let wrk = candidates.first(where: { path in access(path, X_OK) == 0 }) else {
-            throw BenchError(description: "wrk is missing: `Scripts/bootstrap.sh bench` installs it (apt-get install wrk)")
-        }
+        let runner = WrkRunner(wrk: try WrkRunner.locate(), seconds: seconds, work: work)
         var rows: [Row] = []
         for size in sizes {
-            rows.append(try measure(size: size, notes: notes, wrk: wrk))
+            rows.append(try measure(size: size, notes: notes, runner: runner))
         }
         return rows
     }
 
-    private func measure(size: Int, notes: String, wrk: String) throws -> Row {
+    private func measure(size: Int, notes: String, runner: WrkRunner) throws -> Row {
         let folder = try work.makeSubdirectory("serve-\(size)")
         let library = folder.path + "/library"
         let staticFolder = folder.path + "/static"
@@ -93,11 +90,11 @@ final class ServeBench: Benchmark {
         try Data(repeating: UInt8(ascii: "x"), count: probe.body.count).write(to: URL(fileURLWithPath: staticFolder + "/static.json"))
         var row = Row(notes: size, bodyBytes: probe.body.count)
         // GETs spread over the notes (at most 1,000 of them): the first connection's note is not the whole story.
-        let getScript = try writeScript(folder.path + "/get.lua", ids: ids, method: "GET")
-        row.staticGet = try runWrk(wrk, "\(server.base)/bench/static.json", connections: 16, script: nil)
+        let getScript = try runner.writeScript(folder.path + "/get.lua", ids: ids, method: "GET")
+        row.staticGet = try runner.runWrk("\(server.base)/bench/static.json", connections: 16, script: nil)
         // Cold: the first run after the server started, most notes read for the first time; then warm.
-        row.coldGet = try runWrk(wrk, server.base, connections: 16, script: getScript)
-        row.get = try runWrk(wrk, server.base, connections: 16, script: getScript)
+        row.coldGet = try runner.runWrk(server.base, connections: 16, script: getScript)
+        row.get = try runner.runWrk(server.base, connections: 16, script: getScript)
         // PUTs: one note per connection, its ETag followed from response to request.
         let writers = Array(ids.prefix(4))
         var tags: [String] = []
@@ -105,8 +102,8 @@ final class ServeBench: Benchmark {
             guard let tag = try server.fetch("/api/notes/\(id)").etag else { throw BenchError(description: "no ETag") }
             tags.append(tag)
         }
-        let putScript = try writeScript(folder.path + "/put.lua", ids: writers, method: "PUT", tags: tags, body: body)
-        row.put = try runWrk(wrk, server.base, connections: writers.count, threads: writers.count, script: putScript)
+        let putScript = try runner.writeScript(folder.path + "/put.lua", ids: writers, method: "PUT", tags: tags, body: body)
+        row.put = try runner.runWrk(server.base, connections: writers.count, threads: writers.count, script: putScript)
         // The durable-save floor, of the size the note's save writes (measured once per run).
         if durableFloor == nil {
             let floor = try FileBench(size: body.utf8.count, iterations: 100, work: work).run()[.floor]
@@ -128,8 +125,46 @@ final class ServeBench: Benchmark {
         return row
     }
 
+    func markdown(_ rows: [Row]) -> String {
+        func ms(_ value: Double) -> String { String(format: "%.2f ms", value) }
+        func rps(_ value: Double) -> String { String(format: "%.0f", value) }
+        var lines = [
+            "### serve: `notes serve --flush \(flush)` under wrk on loopback (\(seconds) s per run; GET: 2 threads, 16 connections; PUT: 4 connections, one note each)",
+            "",
+            "| notes | body | GET note req/s (cold) | GET note req/s | static GET req/s | **GET / static** | GET p50 / p99 (cold) | GET p50 / p99 | static p50 / p99 | PUT req/s | PUT p50 / p99 | durable-save floor p50 | **PUT p50 / (floor + static p50)** | floor p50, as many writers as PUT connections | PUT p50 / (that floor + static p50) | non-2xx |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for row in rows {
+            let getRatio = row.staticGet.requestsPerSecond > 0 ? row.get.requestsPerSecond / row.staticGet.requestsPerSecond : 0
+            let putRatio = row.put.p50 / max(row.durableFloor + row.staticGet.p50, 0.001)
+            let concurrentRatio = row.put.p50 / max(row.concurrentFloor + row.staticGet.p50, 0.001)
+            lines.append(
+                "| \(row.notes.formatted()) | \(row.bodyBytes) B | \(rps(row.coldGet.requestsPerSecond)) | \(rps(row.get.requestsPerSecond)) | \(rps(row.staticGet.requestsPerSecond)) | **\(String(format: "%.2f×", getRatio))** | \(ms(row.coldGet.p50)) / \(ms(row.coldGet.p99)) | \(ms(row.get.p50)) / \(ms(row.get.p99)) | \(ms(row.staticGet.p50)) / \(ms(row.staticGet.p99)) | \(rps(row.put.requestsPerSecond)) | \(ms(row.put.p50)) / \(ms(row.put.p99)) | \(ms(row.durableFloor)) | **\(String(format: "%.2f×", putRatio))** | \(ms(row.concurrentFloor)) (\(row.writers)) | \(String(format: "%.2f×", concurrentRatio)) | \(row.get.failures + row.coldGet.failures + row.put.failures) |")
+        }
+        lines.append("")
+        lines.append("Goals (issue #16): GET ≥ 0.5× the static file's requests per second; PUT p50 ≤ 2× (durable-save floor + static GET p50).")
+        return lines.joined(separator: "\n")
+    }
+}
+
+
+/// `wrk` runs of the serve benchmarks: scripts and the figures read from its report.
+struct WrkRunner {
+    let wrk: String
+    let seconds: Int
+    let work: WorkDirectory
+
+    /// The `wrk` of the machine, or an error saying how to install it.
+    static func locate() throws -> String {
+        let candidates: [String] = ["/usr/bin/wrk", "/usr/local/bin/wrk"]
+        guard let wrk = candidates.first(where: { path in access(path, X_OK) == 0 }) else {
+            throw BenchError(description: "wrk is missing: `Scripts/bootstrap.sh bench` installs it (apt-get install wrk)")
+        }
+        return wrk
+    }
+
     /// A wrk script: GETs cycle through `ids`; PUTs write each thread's own note with its current tag.
-    private func writeScript(_ path: String, ids: [String], method: String, tags: [String] = [], body: String = "") throws -> String {
+    func writeScript(_ path: String, ids: [String], method: String, tags: [String] = [], body: String = "") throws -> String {
         let list = ids.map { "\"\($0)\"" }.joined(separator: ",")
         let script: String
         if method == "GET" {
@@ -169,13 +204,13 @@ final class ServeBench: Benchmark {
     }
 
     /// Runs wrk for `seconds` and reads its requests per second, p50 and p99.
-    private func runWrk(_ wrk: String, _ url: String, connections: Int, threads: Int = 2, script: String?) throws -> Load {
+    func runWrk(_ url: String, connections: Int, threads: Int = 2, script: String?) throws -> ServeBench.Load {
         let scratch = try work.makeSubdirectory("wrk-\(UUID().uuidString.prefix(8))")
         var arguments = ["-t\(threads)", "-c\(connections)", "-d\(seconds)s", "--latency"]
         if let script { arguments += ["-s", script] }
         let run = try ChildProcess(executable: wrk, scratch: scratch.path).run(arguments + [url], captureOutput: true)
         close(scratch.fd)
-        var load = Load()
+        var load = ServeBench.Load()
         for line in run.output.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) }) {
             let parts = line.split(separator: " ", omittingEmptySubsequences: true)
             if line.hasPrefix("Requests/sec:"), parts.count == 2 { load.requestsPerSecond = Double(parts[1]) ?? 0 }
@@ -195,27 +230,8 @@ final class ServeBench: Benchmark {
         return Double(text) ?? 0
     }
 
-    func markdown(_ rows: [Row]) -> String {
-        func ms(_ value: Double) -> String { String(format: "%.2f ms", value) }
-        func rps(_ value: Double) -> String { String(format: "%.0f", value) }
-        var lines = [
-            "### serve: `notes serve --flush \(flush)` under wrk on loopback (\(seconds) s per run; GET: 2 threads, 16 connections; PUT: 4 connections, one note each)",
-            "",
-            "| notes | body | GET note req/s (cold) | GET note req/s | static GET req/s | **GET / static** | GET p50 / p99 (cold) | GET p50 / p99 | static p50 / p99 | PUT req/s | PUT p50 / p99 | durable-save floor p50 | **PUT p50 / (floor + static p50)** | floor p50, as many writers as PUT connections | PUT p50 / (that floor + static p50) | non-2xx |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-        ]
-        for row in rows {
-            let getRatio = row.staticGet.requestsPerSecond > 0 ? row.get.requestsPerSecond / row.staticGet.requestsPerSecond : 0
-            let putRatio = row.put.p50 / max(row.durableFloor + row.staticGet.p50, 0.001)
-            let concurrentRatio = row.put.p50 / max(row.concurrentFloor + row.staticGet.p50, 0.001)
-            lines.append(
-                "| \(row.notes.formatted()) | \(row.bodyBytes) B | \(rps(row.coldGet.requestsPerSecond)) | \(rps(row.get.requestsPerSecond)) | \(rps(row.staticGet.requestsPerSecond)) | **\(String(format: "%.2f×", getRatio))** | \(ms(row.coldGet.p50)) / \(ms(row.coldGet.p99)) | \(ms(row.get.p50)) / \(ms(row.get.p99)) | \(ms(row.staticGet.p50)) / \(ms(row.staticGet.p99)) | \(rps(row.put.requestsPerSecond)) | \(ms(row.put.p50)) / \(ms(row.put.p99)) | \(ms(row.durableFloor)) | **\(String(format: "%.2f×", putRatio))** | \(ms(row.concurrentFloor)) (\(row.writers)) | \(String(format: "%.2f×", concurrentRatio)) | \(row.get.failures + row.coldGet.failures + row.put.failures) |")
-        }
-        lines.append("")
-        lines.append("Goals (issue #16): GET ≥ 0.5× the static file's requests per second; PUT p50 ≤ 2× (durable-save floor + static GET p50).")
-        return lines.joined(separator: "\n")
-    }
 }
+
 
 /// A `notes serve --port 0` process of the benchmark, and `curl` to ask it things.
 final class ServerProcess {

@@ -6,7 +6,7 @@ import Glibc
 import Foundation
 
 let usage = """
-    usage: docbench <save | file | coordinate | notify | roundtrip | presenters | versions | library | large-package | archive | single-file | serve | all> [options]
+    usage: docbench <save | file | coordinate | notify | roundtrip | presenters | versions | library | large-package | archive | single-file | serve | serve-versions | all> [options]
 
       save   package of N files, one changed per save: DocumentKit vs full copy vs floor
       file   one file replaced: DocumentKit (durable, consistent) vs Foundation .atomic vs floor
@@ -27,6 +27,8 @@ let usage = """
       serve       `notes serve` under wrk on loopback, libraries of 1 and 1,000 notes (--sizes): GET of a note
                   vs a static file of the same size from the same server; PUT with If-Match (durable
                   saves) vs the durable-save floor; -i sets the seconds per wrk run (default 10; not part of `all`)
+      serve-versions  one note PUT by one connection while its versions grow (--steps, default 6,
+                  of -i seconds, default 2): p50 and server CPU per PUT by number of versions (not part of `all`)
       all    all of them
 
     options:
@@ -36,6 +38,7 @@ let usage = """
       --copy-iterations K     timed full-copy saves (default 3; they take seconds each); for
                               `versions`, full copies of the package per round
       --rounds R              rounds of `versions` (default 2), each with fresh packages
+      --steps K               steps of `serve-versions` (default 6)
       -n, --count N           files in the package (default 10000)
       -s, --size BYTES        size of each file (default 4096)
       -w, --work-dir DIR      where to create the work folder (default /tmp)
@@ -56,6 +59,7 @@ struct Options {
     var fileIterations: Int?
     var copyIterations = 3
     var rounds = 2
+    var steps = 6
     var count = 10_000
     var size = 4096
     var workDirectory: String?
@@ -95,12 +99,14 @@ func parse(_ arguments: [String]) -> Options {
             "roundtrip" where options.command.isEmpty, "presenters" where options.command.isEmpty,
             "versions" where options.command.isEmpty, "library" where options.command.isEmpty,
             "large-package" where options.command.isEmpty, "archive" where options.command.isEmpty,
-            "single-file" where options.command.isEmpty, "serve" where options.command.isEmpty:
+            "single-file" where options.command.isEmpty, "serve" where options.command.isEmpty,
+            "serve-versions" where options.command.isEmpty:
             options.command = argument
         case "-i", "--iterations": options.iterations = number(argument, minimum: 1)
         case "--file-iterations": options.fileIterations = number(argument, minimum: 1)
         case "--copy-iterations": options.copyIterations = number(argument, minimum: 1)
         case "--rounds": options.rounds = number(argument, minimum: 1)
+        case "--steps": options.steps = number(argument, minimum: 1)
         case "-n", "--count": options.count = number(argument, minimum: 2)
         case "-s", "--size": options.size = number(argument, minimum: 1)
         case "-w", "--work-dir": options.workDirectory = value(argument)
@@ -205,6 +211,9 @@ do {
     }
     if options.command == "serve" {
         try measure(ServeBench(sizes: options.sizesGiven ? options.sizes : [1, 1_000], seconds: options.iterations ?? 10, flush: options.flush, work: work))
+    }
+    if options.command == "serve-versions" {
+        try measure(ServeVersionsBench(steps: options.steps, seconds: options.iterations ?? 2, work: work))
     }
     if options.command == "single-file" {
         try measure(SingleFileBench(sizes: [1, 1_000, 10_000], memberSize: 16 << 10, rounds: options.iterations ?? 5, work: work))
