@@ -117,3 +117,24 @@ struct StateEntryTests {
         #expect(after.others.first { $0.persistentIdentifier == resolved.persistentIdentifier }?.resolution == .keptCurrent)
     }
 }
+
+@Suite("Version ids")
+struct VersionIdentifierTests {
+    @Test("an id's date is the calendar's, leap days and centuries included; a name that is not an id has none")
+    func dates() throws {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        for text in ["19700101T000000Z", "20000229T235959Z", "20261127T193005Z", "21000301T120000Z", "19991231T235959Z", "20240229T000001Z"] {
+            let id = text + "-0123456789abcdef"
+            let digits = Array(text.utf8).map { Int($0) - 48 }
+            func number(_ range: Range<Int>) -> Int { range.reduce(0) { $0 * 10 + digits[$1] } }
+            let expected = calendar.date(from: DateComponents(
+                year: number(0..<4), month: number(4..<6), day: number(6..<8), hour: number(9..<11), minute: number(11..<13), second: number(13..<15)))
+            #expect(VersionIdentifier.date(of: id) == expected, "\(id)")
+        }
+        for name in ["20261327T193005Z-0123456789abcdef", "20261127T193005Z-0123456789abcdeg", "20261127T193005Z", ".new-abc"] {
+            #expect(VersionIdentifier.date(of: name) == nil, "\(name)")
+        }
+        #expect(VersionIdentifier.date(of: VersionIdentifier.make(date: fixedDate, digest: nil)) == Date(timeIntervalSince1970: 1_772_600_767))
+    }
+}

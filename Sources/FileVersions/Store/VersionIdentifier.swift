@@ -20,15 +20,25 @@ enum VersionIdentifier {
         return String(format: "%04d", c.year ?? 1970) + two(c.month) + two(c.day) + "T" + two(c.hour) + two(c.minute) + two(c.second) + "Z"
     }
 
-    /// The date an id holds (to the second), or nil for a name that is not an id.
+    /// The date an id holds (to the second), or nil for a name that is not an id. Plain
+    /// arithmetic (days from the civil date): each save's pruning reads the date of every version.
     static func date(of id: String) -> Date? {
         guard isValid(id) else { return nil }
-        let digits = Array(id.utf8).map { Int($0) - 48 }
+        var digits: [Int] = []
+        digits.reserveCapacity(14)
+        for (index, byte) in id.utf8.enumerated() where index < 15 && index != 8 { digits.append(Int(byte) - 48) }
         func number(_ range: Range<Int>) -> Int { range.reduce(0) { $0 * 10 + digits[$1] } }
-        var components = DateComponents()
-        (components.year, components.month, components.day) = (number(0..<4), number(4..<6), number(6..<8))
-        (components.hour, components.minute, components.second) = (number(9..<11), number(11..<13), number(13..<15))
-        return utcCalendar.date(from: components)
+        let (year, month, day) = (number(0..<4), number(4..<6), number(6..<8))
+        let (hour, minute, second) = (number(8..<10), number(10..<12), number(12..<14))
+        guard (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
+        // Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        return Date(timeIntervalSince1970: Double(days * 86_400 + hour * 3_600 + minute * 60 + second))
     }
 
     /// The ids among `names` that name the newest second of them (an id starts with its date,
