@@ -2,6 +2,8 @@ import DocumentKit
 import DocumentKitTesting
 @testable import FileVersions
 import Foundation
+import Synchronization
+import SystemPackage
 import Testing
 
 /// Format 3: an entry never changes once named; a version's new state is a state entry beside it.
@@ -72,6 +74,100 @@ struct StateEntryTests {
         #expect(again.isUnresolvedConflict)
         #expect(try store.unresolvedConflictCount(ofItemAt: item) == 1)
         #expect(try library.store().unresolvedConflictVersions(ofItemAt: item).map(\.persistentIdentifier) == [conflict.persistentIdentifier])
+    }
+
+    @Test("a removal that fails after its first step leaves the version gone, never a resolved conflict unresolved again")
+    func removalOrder() throws {
+        let library = try VersionLibrary()
+        let item = try library.writeFile("a.txt", "current")
+        // The second rename aside of the removal fails (a process killed there leaves the same).
+        let asides = Mutex(0)
+        let fileSystem = FileSystem(interceptor: { call, name in
+            guard call == .rename, name.contains("/.removing-") else { return nil }
+            return asides.withLock { count in
+                count += 1
+                return count == 2 ? Errno.ioError : nil
+            }
+        })
+        let store = VersionStore(libraryURL: library.url, pruning: .keepAll, durability: .consistent, fileSystem: fileSystem)
+        let theirs = try library.writeFile("theirs.txt", "theirs")
+        let conflict = try store.addVersion(ofItemAt: item, withContentsOf: theirs, origin: .conflict, isConflict: true)
+        let resolved = try store.markResolved(conflict, as: .keptCurrent)
+        #expect(throws: DocumentKitError.self) { try store.remove(resolved) }
+        let after = try library.store().versions(ofItemAt: item)
+        #expect(after.unresolvedConflicts.isEmpty)
+        #expect(after.others.isEmpty, "\(after.others.map(\.persistentIdentifier))")
+        #expect(Self.stateNames(library).count == 1)  // orphaned: ignored, cleaned up a day later
+    }
+
+    @Test("states left by a removal that died are ignored, and removed by a later save's cleanup once a day old")
+    func orphanedStatesAreCleanedUp() throws {
+        let library = try VersionLibrary()
+        let item = try library.writeFile("a.txt", "current")
+        let store = library.store()
+        let theirs = try library.writeFile("theirs.txt", "theirs")
+        let conflict = try store.addVersion(ofItemAt: item, withContentsOf: theirs, origin: .conflict, isConflict: true)
+        try store.markResolved(conflict, as: .keptCurrent)
+        let folder = conflict.url.deletingLastPathComponent().deletingLastPathComponent()
+        let fresh = try #require(Self.stateNames(library).first)
+        // The removal died after the version went; one of its states is two days old.
+        try FileManager.default.removeItem(at: conflict.url.deletingLastPathComponent())
+        let old = StateEntryName.make(for: conflict.persistentIdentifier, date: Date().addingTimeInterval(-2 * 86_400))
+        try FileManager.default.copyItem(at: folder.appendingPathComponent(fresh), to: folder.appendingPathComponent(old))
+        let fresher = library.store()
+        #expect(try fresher.versions(ofItemAt: item).others.isEmpty)
+        #expect(try fresher.versions(ofItemAt: item).problems.isEmpty)
+        #expect(try fresher.unresolvedConflictCount(ofItemAt: item) == 0)
+        try library.writeFile("a.txt", "saved again")
+        try fresher.save(FileWrapper(regularFileWithContents: Data("saved".utf8)), to: item, keepingReplacedAs: .save)
+        #expect(Self.stateNames(library) == [fresh])
+    }
+
+    @Test("a new state is named after the newest one there, whatever the clock says")
+    func statesStayInOrder() throws {
+        let library = try VersionLibrary()
+        let item = try library.writeFile("a.txt", "current")
+        let store = library.store()
+        let theirs = try library.writeFile("theirs.txt", "theirs")
+        let conflict = try store.addVersion(ofItemAt: item, withContentsOf: theirs, origin: .conflict, isConflict: true)
+        _ = try store.markResolved(conflict, as: .keptThis)
+        // A machine whose clock ran a day ahead kept it again as a conflict.
+        let folder = conflict.url.deletingLastPathComponent().deletingLastPathComponent()
+        let first = try #require(Self.stateNames(library).first)
+        var json = try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appendingPathComponent(first + "/record.json"))) as! [String: Any]
+        json["resolved"] = false
+        json["resolution"] = nil
+        let ahead = folder.appendingPathComponent(StateEntryName.make(for: conflict.persistentIdentifier, date: Date().addingTimeInterval(86_400)))
+        try FileManager.default.createDirectory(at: ahead, withIntermediateDirectories: false)
+        try JSONSerialization.data(withJSONObject: json, options: .sortedKeys).write(to: ahead.appendingPathComponent("record.json"))
+        let unresolved = try #require(try library.store().unresolvedConflictVersions(ofItemAt: item).first)
+        try library.store().markResolved(unresolved, as: .merged)
+        let names = Self.stateNames(library)
+        #expect(names.count == 3 && names.last != ahead.lastPathComponent, "\(names)")
+        let listed = try #require(try library.store().versions(ofItemAt: item).others.first)
+        #expect(listed.isResolved && listed.resolution == .merged)
+    }
+
+    @Test("a state whose folder came before its record (a sync engine delivering it) is counted once the record is there, at once")
+    func stateArrivingInPieces() throws {
+        let library = try VersionLibrary()
+        let item = try library.writeFile("a.txt", "current")
+        let store = library.store()
+        let theirs = try library.writeFile("theirs.txt", "theirs")
+        let conflict = try store.addVersion(ofItemAt: item, withContentsOf: theirs, origin: .conflict, isConflict: true)
+        usleep(60_000)
+        #expect(try store.unresolvedConflictCount(ofItemAt: item) == 1)
+        var json = try record(of: conflict)
+        json["resolved"] = true
+        json["resolution"] = ["how": "keptCurrent", "date": "2026-11-27T10:00:00.000Z"]
+        let folder = conflict.url.deletingLastPathComponent().deletingLastPathComponent()
+        let state = folder.appendingPathComponent(StateEntryName.make(for: conflict.persistentIdentifier))
+        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: false)
+        #expect(try store.unresolvedConflictCount(ofItemAt: item) == 1)  // the record is not there yet
+        let arriving = state.appendingPathComponent(".syncthing.record.json.tmp")
+        try JSONSerialization.data(withJSONObject: json, options: .sortedKeys).write(to: arriving)
+        #expect(rename(arriving.path, state.appendingPathComponent("record.json").path) == 0)
+        #expect(try store.unresolvedConflictCount(ofItemAt: item) == 0)
     }
 
     @Test("a state entry whose version is not there yet is ignored, and is the version's state once it arrives")

@@ -89,13 +89,13 @@ struct StoreFileCacheTests {
         let entry = kept[0].url.deletingLastPathComponent()
         let copy = entry.appendingPathComponent("record.sync-conflict-20261127-120000-ABCDEFG.json")
         try FileManager.default.copyItem(at: entry.appendingPathComponent("record.json"), to: copy)
-        try? await Task.sleep(for: horizon)
+        try? await Task.sleep(for: horizon + .milliseconds(100))
         #expect(try store.versions(ofItemAt: item).others.count == 3)
         #expect(!FileManager.default.fileExists(atPath: copy.path))
 
         // A version whose contents went: a problem of the next listing, not a version.
         try FileManager.default.removeItem(at: kept[1].url)
-        try? await Task.sleep(for: horizon)
+        try? await Task.sleep(for: horizon + .milliseconds(100))
         let listing = try store.versions(ofItemAt: item)
         #expect(Set(listing.others.map(\.persistentIdentifier)) == Set([kept[0], kept[2]].map(\.persistentIdentifier)))
         #expect(listing.problems.contains { $0.code == .notFound && $0.path == kept[1].url.path }, "\(listing.problems)")

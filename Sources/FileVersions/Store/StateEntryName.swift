@@ -15,6 +15,15 @@ enum StateEntryName {
         return id + infix + stamp + "-" + String(TemporaryName.randomSuffix().prefix(8))
     }
 
+    /// The time in a state entry's name, to the millisecond; nil for any other name.
+    static func date(of name: String) -> Date? {
+        guard let (_, suffix) = parse(name) else { return nil }
+        let digits = suffix.utf8.prefix(18).filter { $0 != UInt8(ascii: "T") }.map { Int($0) - 48 }
+        let milliseconds = digits[14] * 100 + digits[15] * 10 + digits[16]
+        let id = String(suffix.prefix(15)) + "Z-0000000000000000"
+        return VersionIdentifier.date(of: id).map { $0.addingTimeInterval(Double(milliseconds) / 1000) }
+    }
+
     /// The version id `name` is a state entry of, and the name's suffix (what orders the states
     /// of one version); nil for any other name.
     static func parse(_ name: String) -> (id: String, suffix: Substring)? {

@@ -38,6 +38,11 @@ final class StoreFileCache: Sendable {
         }
     }
 
+    /// Forgets what was remembered at `path`.
+    func forget(at path: String) {
+        generations.withLock { $0.removeValue(for: path) }
+    }
+
     /// Remembers `value`, decoded from the file at `path` whose `identity` was read (by `fstat`
     /// of the open file) after `referenceTime` (``/FormatVersioning/DigestClock/now()``); a file
     /// not older than that is not remembered.

@@ -169,17 +169,19 @@ extension VersionStore {
         }
     }
 
-    /// Removes the entry's state entries, then renames the entry aside (so it vanishes at
-    /// once) and removes it.
+    /// Renames the entry aside (so that it vanishes at once, in whatever state it was), removes
+    /// it, then removes its state entries (a removal that dies before leaves them orphaned: see
+    /// ``removeOrphanedStates(in:names:)``).
     func removeEntry(_ entry: URL) throws(DocumentKitError) {
-        try removeStates(of: entry)
         let aside = temporaryEntryURL(in: entry.deletingLastPathComponent(), purpose: "removing")
+        forgetRecord(in: entry)
         do { try fileSystem.rename(entry.path, in: AT_FDCWD, to: aside.path, in: AT_FDCWD) } catch {
             if error == .noSuchFileOrDirectory { return }
             throw DocumentKitError(error, operation: .remove, path: entry.path, step: "removing the version")
         }
         synchronize(entry.deletingLastPathComponent())
         _ = try? removeItem(aside.path, in: AT_FDCWD, using: fileSystem)
+        try removeStates(of: entry)
     }
 
     /// Applies ``pruning`` to the versions of `key`: never to unresolved conflicts. `listed`: the

@@ -83,7 +83,12 @@ extension VersionStore {
             (try? fileSystem.status(of: entry.path + "/item", in: AT_FDCWD)) != nil,
             let record = states.isEmpty ? own : try? currentRecord(of: entry, inode: inode, states: states)
         else { return nil }
-        return (ConflictTally.Entry(recordIdentity: hash, isUnresolvedConflict: record.conflict && !record.resolved), true)
+        // A newest state not readable yet (a sync engine makes the folder, then puts the record in
+        // it: no name in the document's folder changes then) is looked at again at the next count.
+        let newestRead = states.last.map { state in
+            (try? readRecord(in: folderURL.appendingPathComponent(state.name, isDirectory: true), inode: state.inode))?.id == name
+        } ?? true
+        return (ConflictTally.Entry(recordIdentity: hash, isUnresolvedConflict: record.conflict && !record.resolved), newestRead)
     }
 
     /// Whether the entry `name`'s record is an unresolved conflict: from `known` when the record's

@@ -129,7 +129,7 @@ extension VersionStore {
                 }
                 let item = entry.appendingPathComponent("item", isDirectory: record.kind == "package")
                 if !trusting || !remembersRecord(in: entry, inode: inode) {
-                    try checkEntry(entry, item: item)
+                    try checkEntry(entry, item: item, remembering: !trusting)
                     if trusting { rememberRecord(record, in: entry, inode: inode) }
                 }
                 let states = entries.states[name] ?? []
@@ -155,7 +155,9 @@ extension VersionStore {
     /// beside it (removed). An entry found so is remembered with its folder's identity: while no
     /// name in it is added or removed (its modification and change times stay), a listing looks
     /// at it with one `lstat`, not an `lstat` of its item and a listing of the folder.
-    private func checkEntry(_ entry: URL, item: URL) throws(DocumentKitError) {
+    /// Not `remembering` (a store whose entries never change remembers the entry with its
+    /// record instead, one slot of the cache per version rather than two).
+    private func checkEntry(_ entry: URL, item: URL, remembering: Bool = true) throws(DocumentKitError) {
         let referenceTime = DigestClock.now()
         let status = try? fileSystem.status(of: entry.path, in: AT_FDCWD)
         let key = entry.path + "/"
@@ -164,7 +166,7 @@ extension VersionStore {
             throw DocumentKitError(.notFound, operation: .read, path: item.path, detail: "The version's contents are gone.")
         }
         if removeConflictCopiesOfRecord(in: entry) { return }
-        if let status { fileCache.remember(CheckedEntry(), at: key, identity: status.identity, referenceTime: referenceTime) }
+        if remembering, let status { fileCache.remember(CheckedEntry(), at: key, identity: status.identity, referenceTime: referenceTime) }
     }
 
     /// What ``checkEntry(_:item:)`` remembers of an entry it found whole.

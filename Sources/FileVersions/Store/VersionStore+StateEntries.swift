@@ -94,6 +94,30 @@ extension VersionStore {
         fileCache.remember(record, at: entry.path + "/#", identity: entryIdentity(inode), referenceTime: DigestClock.now())
     }
 
+    /// Forgets what was remembered of `entry` (it is being removed: a version added again under
+    /// its id may get the same inode number).
+    func forgetRecord(in entry: URL) {
+        fileCache.forget(at: entry.path + "/#")
+    }
+
+    /// How old an orphaned state entry (its version not there) must be, by the time in its
+    /// name, before a cleanup removes it: a sync engine may deliver a state before its version.
+    static let orphanedStateAge: TimeInterval = 24 * 3600
+
+    /// Removes the state entries in `folder` whose version is not there and that were written more
+    /// than ``orphanedStateAge`` ago (by their names): what a removal that died after removing its
+    /// version left. Called under the folder's exclusive lock, with its `names`.
+    func removeOrphanedStates(in folder: URL, names: [String]) {
+        let versions = Set(names.filter(VersionIdentifier.isValid))
+        let limit = VersionIdentifier.timestamp(Date().addingTimeInterval(-Self.orphanedStateAge)).dropLast()
+        for name in names {
+            guard let (id, suffix) = StateEntryName.parse(name), !versions.contains(id), suffix.prefix(15) < limit else { continue }
+            let aside = temporaryEntryURL(in: folder, purpose: "removing")
+            guard (try? fileSystem.rename(folder.path + "/" + name, in: AT_FDCWD, to: aside.path, in: AT_FDCWD)) != nil else { continue }
+            _ = try? removeItem(aside.path, in: AT_FDCWD, using: fileSystem)
+        }
+    }
+
     /// Whether the record of `entry` (inode number `inode`) is remembered: the entry was found whole.
     func remembersRecord(in entry: URL, inode: UInt64) -> Bool {
         fileCache.value(at: entry.path + "/#", identity: entryIdentity(inode), as: VersionRecord.self) != nil
@@ -124,9 +148,13 @@ extension VersionStore {
         var placed = false
         defer { if !placed { _ = try? removeItem(temporary.path, in: AT_FDCWD, using: fileSystem) } }
         try writeRecord(record, inNewEntry: temporary)
+        // Named after the newest state there (a clock set back, or the same millisecond, must not
+        // put the new state before it).
+        let newest = stateEntries(of: record.id, in: documentFolder).last.flatMap { StateEntryName.date(of: $0.name) }
         var attempt = 0
         while !placed {
-            let final = documentFolder.appendingPathComponent(StateEntryName.make(for: record.id), isDirectory: true)
+            let date = max(Date(), newest.map { $0.addingTimeInterval(0.001) } ?? .distantPast)
+            let final = documentFolder.appendingPathComponent(StateEntryName.make(for: record.id, date: date), isDirectory: true)
             do throws(Errno) {
                 try fileSystem.rename(temporary.path, in: AT_FDCWD, to: final.path, in: AT_FDCWD)
                 placed = true
@@ -140,11 +168,12 @@ extension VersionStore {
         synchronize(documentFolder)
     }
 
-    /// Removes the state entries of the version entry `entry` (before the entry itself, so that
-    /// none is left to a version added again later under the same id).
+    /// Removes the state entries of the version entry `entry` (after the entry itself: the
+    /// version vanishes in the state it had, never in an earlier one).
     func removeStates(of entry: URL) throws(DocumentKitError) {
         let folder = entry.deletingLastPathComponent()
         for state in stateEntries(of: entry.lastPathComponent, in: folder) {
+            forgetRecord(in: folder.appendingPathComponent(state.name, isDirectory: true))
             let aside = temporaryEntryURL(in: folder, purpose: "removing")
             do { try fileSystem.rename(folder.path + "/" + state.name, in: AT_FDCWD, to: aside.path, in: AT_FDCWD) } catch {
                 if error == .noSuchFileOrDirectory { continue }
