@@ -1,6 +1,7 @@
 import DocumentKit
 import DocumentKitSystem
 import DocumentKitTesting
+@testable import DocumentIndexing
 import Foundation
 import Synchronization
 import Testing
@@ -69,5 +70,34 @@ struct LiveMoveTests {
         #expect(collector.batches.updates.addedPaths == ["Sub/A.note"])
         #expect(await index.entries(withDocumentIdentifier: identifier).map(\.relativePath) == ["A.note", "Sub/A.note"])
         await index.close()
+    }
+
+    @Test("a batch: the same document gone and back at one path is a change; two copies removed and one added pair once")
+    func batchPairing() throws {
+        let library = URL(fileURLWithPath: "/library")
+        func record(_ path: String, _ identifier: String, key: String) -> EntryRecord {
+            let entry = IndexEntry(
+                libraryURL: library, relativePath: path, documentIdentifier: identifier, formatIdentifier: nil, formatVersion: nil,
+                key: key, fields: [:], modificationDate: nil, state: .current)
+            return EntryRecord(entry: entry, package: .none, manifest: nil, conflicts: nil)
+        }
+        let a = UUID().uuidString, b = UUID().uuidString
+        var changes = IndexSnapshot.Changes()
+        changes.removed = [record("A.note", a, key: "A"), record("copy.note", b, key: "B"), record("B.note", b, key: "B")]
+        changes.added = [record("A.note", a, key: "A again"), record("moved/B.note", b, key: "B")]
+        let batch = changes.batch(indexID: UUID(), sequence: 1)
+        #expect(batch.changed.map(\.relativePath) == ["A.note"])
+        #expect(batch.changed.first?.key == "A again")
+        #expect(batch.moved.map { "\($0.from.relativePath) → \($0.to.relativePath)" } == ["copy.note → moved/B.note"])
+        #expect(batch.removed.map(\.relativePath) == ["B.note"])
+        #expect(batch.added.isEmpty)
+
+        // A different document at the same path: a removal and an add.
+        var other = IndexSnapshot.Changes()
+        other.removed = [record("A.note", a, key: "A")]
+        other.added = [record("A.note", b, key: "Another")]
+        let replaced = other.batch(indexID: UUID(), sequence: 2)
+        #expect(replaced.removed.map(\.documentIdentifier) == [a] && replaced.added.map(\.documentIdentifier) == [b])
+        #expect(replaced.changed.isEmpty && replaced.moved.isEmpty)
     }
 }
