@@ -268,7 +268,8 @@ extension VersionStore {
         let entry = folder.appendingPathComponent(id, isDirectory: true)
         guard let own = try? readRecord(in: entry), own.id == id else { return nil }
         let contents = entry.appendingPathComponent("item", isDirectory: own.kind == "package")
-        guard exists(contents), let record = try? currentRecord(of: entry) else { return nil }
+        let states = stateEntries(of: id, in: folder)
+        guard exists(contents), let record = states.isEmpty ? own : try? currentRecord(of: entry, states: states) else { return nil }
         return Self.version(from: record, itemURL: itemURL, contents: contents)
     }
 

@@ -19,17 +19,17 @@ extension VersionStore {
     /// - Throws: As ``versions(ofItemAt:)``: only for a store in a newer format, or one whose
     ///   description can't be read or repaired.
     public func unresolvedConflictCount(ofItemAt itemURL: URL) throws(DocumentKitError) -> Int {
-        try checkOrRepairStoreFormat()
+        let trusting = Self.entriesNeverChange(inFormat: try checkOrRepairStoreFormat())
         var found = Set<VersionIdentifier.Packed>()
         for key in lookUpDocument(ofItemAt: itemURL).keys {
-            found.formUnion(unresolvedConflicts(of: key))
+            found.formUnion(unresolvedConflicts(of: key, trusting: trusting))
         }
         return found.count
     }
 
     /// The unresolved conflict versions in the folder of `key`, by id; the folder's entries are
     /// remembered in ``conflictTally`` for the next count.
-    private func unresolvedConflicts(of key: DocumentKey) -> [VersionIdentifier.Packed] {
+    private func unresolvedConflicts(of key: DocumentKey, trusting: Bool) -> [VersionIdentifier.Packed] {
         let folderURL = folder(for: key)
         guard var entries = folderEntries(at: folderURL) else { return [] }
         if entries.hasNewEntries {
@@ -38,7 +38,6 @@ extension VersionStore {
         }
         // Entries that never change once named (format 3) are known by name and inode number;
         // in an older store, a record may be rewritten in place: each is checked by a `stat`.
-        let trusting = entriesNeverChange
         let folder = trusting ? nil : try? openFolder(folderURL, "counting conflicts")
         guard trusting || folder != nil else { return [] }
         let known = conflictTally.folder(named: key.folderName)
@@ -81,14 +80,12 @@ extension VersionStore {
         let entry = folderURL.appendingPathComponent(name, isDirectory: true)
         guard let own = try? readRecord(in: entry, inode: inode), own.id == name,
             (try? fileSystem.status(of: entry.path + "/item", in: AT_FDCWD)) != nil,
-            let record = states.isEmpty ? own : try? currentRecord(of: entry, inode: inode, states: states)
+            let current = states.isEmpty ? (record: own, isNewest: true) : try? currentRecordTellingNewest(of: entry, inode: inode, states: states)
         else { return nil }
         // A newest state not readable yet (a sync engine makes the folder, then puts the record in
         // it: no name in the document's folder changes then) is looked at again at the next count.
-        let newestRead = states.last.map { state in
-            (try? readRecord(in: folderURL.appendingPathComponent(state.name, isDirectory: true), inode: state.inode))?.id == name
-        } ?? true
-        return (ConflictTally.Entry(recordIdentity: hash, isUnresolvedConflict: record.conflict && !record.resolved), newestRead)
+        let record = current.record
+        return (ConflictTally.Entry(recordIdentity: hash, isUnresolvedConflict: record.conflict && !record.resolved), current.isNewest)
     }
 
     /// Whether the entry `name`'s record is an unresolved conflict: from `known` when the record's

@@ -17,13 +17,13 @@ extension VersionStore {
     /// - Throws: Only when the store is in a newer format than this code reads, or its
     ///   description can't be read or repaired.
     public func versions(ofItemAt itemURL: URL) throws(DocumentKitError) -> VersionListing {
-        try checkOrRepairStoreFormat()
+        let trusting = Self.entriesNeverChange(inFormat: try checkOrRepairStoreFormat())
         let lookup = lookUpDocument(ofItemAt: itemURL)
         var others: [FileVersion] = []
         var problems: [DocumentKitError] = lookup.problem.map { [$0] } ?? []
         if let problem = lookup.problem { Self.logger.notice("Version store: \(problem.description)") }
         for key in lookup.keys {
-            let (found, foundProblems) = storedVersions(of: key, itemURL: itemURL)
+            let (found, foundProblems) = storedVersions(of: key, itemURL: itemURL, trusting: trusting)
             others += found.filter { version in !others.contains { $0.persistentIdentifier == version.persistentIdentifier } }
             problems += foundProblems
         }
@@ -97,8 +97,9 @@ extension VersionStore {
     /// A version's record is its newest state entry's (format 3). In a store whose entries
     /// never change once named, an entry this store found whole before, at the same name and
     /// inode number, is taken as it was: one `getdents` of the folder, nothing else per version.
+    /// `trusting`: ``entriesNeverChange``, when the caller read the store's format just before.
     func storedVersions(
-        of key: DocumentKey, itemURL: URL, reporting: Bool = true, newestSecondOnly: Bool = false
+        of key: DocumentKey, itemURL: URL, reporting: Bool = true, newestSecondOnly: Bool = false, trusting: Bool? = nil
     ) -> ([FileVersion], [DocumentKitError]) {
         let folder = folder(for: key)
         guard var entries = folderEntries(at: folder) else { return ([], []) }
@@ -106,7 +107,7 @@ extension VersionStore {
             completeInterruptedEntries(in: folder)
             entries = folderEntries(at: folder) ?? FolderEntries()
         }
-        let trusting = entriesNeverChange
+        let trusting = trusting ?? entriesNeverChange
         var listed = entries.versions
         if newestSecondOnly {
             let newest = Set(VersionIdentifier.ofNewestSecond(among: listed.map(\.name)))

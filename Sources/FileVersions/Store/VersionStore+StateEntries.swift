@@ -45,9 +45,10 @@ extension VersionStore {
     /// Whether this store's entries never change once named (format 3 and later): an entry known
     /// by its name and inode number is then known whole, without a `stat` of its files. A store
     /// of an older format may have a record rewritten in place by code of that format.
-    var entriesNeverChange: Bool {
-        ((try? checkStoreFormat()) ?? nil).map { $0 >= 3 } ?? false
-    }
+    var entriesNeverChange: Bool { Self.entriesNeverChange(inFormat: (try? checkStoreFormat()) ?? nil) }
+
+    /// ``entriesNeverChange`` of a store whose `store.json` says `format` (nil: none).
+    static func entriesNeverChange(inFormat format: Int?) -> Bool { (format ?? 0) >= 3 }
 
     /// The record of the version entry `entry` as it is now: that of its newest state entry
     /// that can be read (format 3), else its own. `states`: the version's state entries, oldest
@@ -55,10 +56,18 @@ extension VersionStore {
     func currentRecord(
         of entry: URL, inode: UInt64? = nil, states: [(name: String, inode: UInt64)]? = nil
     ) throws(DocumentKitError) -> VersionRecord {
+        try currentRecordTellingNewest(of: entry, inode: inode, states: states).record
+    }
+
+    /// ``currentRecord(of:inode:states:)``, and whether it is the newest state's (false: that
+    /// one can't be read yet, or there is none and the entry's own was read).
+    func currentRecordTellingNewest(
+        of entry: URL, inode: UInt64? = nil, states: [(name: String, inode: UInt64)]? = nil
+    ) throws(DocumentKitError) -> (record: VersionRecord, isNewest: Bool) {
         let id = entry.lastPathComponent
         let folder = entry.deletingLastPathComponent()
         let states = states ?? stateEntries(of: id, in: folder)
-        for state in states.reversed() {
+        for (offset, state) in states.reversed().enumerated() {
             let stateEntry = folder.appendingPathComponent(state.name, isDirectory: true)
             guard let record = try? readRecord(in: stateEntry, inode: inode == nil ? nil : state.inode), record.id == id else {
                 Self.logger.notice("Version store: the state entry \(stateEntry.path) can't be read or names another version; an older state is used.")
@@ -66,9 +75,9 @@ extension VersionStore {
             }
             // A state entry is whole once named (its record is all it holds).
             if inode != nil { rememberRecord(record, in: stateEntry, inode: state.inode) }
-            return record
+            return (record, offset == 0)
         }
-        return try readRecord(in: entry, inode: inode)
+        return (try readRecord(in: entry, inode: inode), states.isEmpty)
     }
 
     /// The state entries of version `id` in `folder`, oldest first.
