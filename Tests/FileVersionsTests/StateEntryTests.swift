@@ -15,6 +15,24 @@ struct StateEntryTests {
         }.sorted()
     }
 
+    /// A library whose `a.txt` has one unresolved conflict version (`theirs`), and its store.
+    static func libraryWithAConflict(fileSystem: FileSystem = .live) throws -> (VersionLibrary, URL, VersionStore, FileVersion) {
+        let library = try VersionLibrary()
+        let item = try library.writeFile("a.txt", "current")
+        let store = VersionStore(libraryURL: library.url, pruning: .keepAll, durability: .consistent, fileSystem: fileSystem)
+        let theirs = try library.writeFile("theirs.txt", "theirs")
+        let conflict = try store.addVersion(ofItemAt: item, withContentsOf: theirs, origin: .conflict, isConflict: true)
+        return (library, item, store, conflict)
+    }
+
+    /// The record of `version` as another machine resolving it (`keptCurrent`) would write it.
+    static func resolvedRecord(of version: FileVersion) throws -> [String: Any] {
+        var json = try record(of: version)
+        json["resolved"] = true
+        json["resolution"] = ["how": "keptCurrent", "date": "2026-11-27T10:00:00.000Z"]
+        return json
+    }
+
     @Test("state entry names: a version id, the time to the millisecond, 8 random characters; anything else is not one")
     func names() throws {
         let id = "20261122T061514Z-678fd040094e5329"
@@ -32,19 +50,14 @@ struct StateEntryTests {
 
     @Test("a state a sync engine delivers (a new state entry) is seen at once by a count and a listing that remembered the version")
     func deliveredStateIsSeenAtOnce() throws {
-        let library = try VersionLibrary()
-        let item = try library.writeFile("a.txt", "current")
-        let store = library.store()
-        let theirs = try library.writeFile("theirs.txt", "theirs")
-        let conflict = try store.addVersion(ofItemAt: item, withContentsOf: theirs, origin: .conflict, isConflict: true)
+        let (library, item, store, conflict) = try Self.libraryWithAConflict()
+        defer { withExtendedLifetime(library) {} }  // its folder goes with it
         usleep(60_000)
         #expect(try store.unresolvedConflictCount(ofItemAt: item) == 1)
         #expect(try store.versions(ofItemAt: item).unresolvedConflicts.count == 1)
 
         // Another machine resolved it; the engine writes the new entry under a temporary name and renames it.
-        var json = try record(of: conflict)
-        json["resolved"] = true
-        json["resolution"] = ["how": "keptCurrent", "date": "2026-11-27T10:00:00.000Z"]
+        let json = try Self.resolvedRecord(of: conflict)
         let folder = conflict.url.deletingLastPathComponent().deletingLastPathComponent()
         let arriving = folder.appendingPathComponent(".syncthing.state.tmp")
         try FileManager.default.createDirectory(at: arriving, withIntermediateDirectories: false)
@@ -58,18 +71,14 @@ struct StateEntryTests {
 
     @Test("removing a version removes its states; the same contents kept again later start from their own record")
     func removalTakesTheStates() throws {
-        let library = try VersionLibrary()
-        let item = try library.writeFile("a.txt", "current")
-        let store = library.store()
-        let theirs = try library.writeFile("theirs.txt", "theirs")
-        let conflict = try store.addVersion(ofItemAt: item, withContentsOf: theirs, origin: .conflict, isConflict: true)
+        let (library, item, store, conflict) = try Self.libraryWithAConflict()
         let resolved = try store.markResolved(conflict, as: .keptThis)
         #expect(Self.stateNames(library).count == 1)
         try store.remove(resolved)
         #expect(Self.stateNames(library).isEmpty)
         #expect(try store.versions(ofItemAt: item).others.isEmpty)
 
-        let again = try store.addVersion(ofItemAt: item, withContentsOf: theirs, origin: .conflict, isConflict: true)
+        let again = try store.addVersion(ofItemAt: item, withContentsOf: library.item("theirs.txt"), origin: .conflict, isConflict: true)
         #expect(again.persistentIdentifier == conflict.persistentIdentifier)
         #expect(again.isUnresolvedConflict)
         #expect(try store.unresolvedConflictCount(ofItemAt: item) == 1)
@@ -78,8 +87,6 @@ struct StateEntryTests {
 
     @Test("a removal that fails after its first step leaves the version gone, never a resolved conflict unresolved again")
     func removalOrder() throws {
-        let library = try VersionLibrary()
-        let item = try library.writeFile("a.txt", "current")
         // The second rename aside of the removal fails (a process killed there leaves the same).
         let asides = Mutex(0)
         let fileSystem = FileSystem(interceptor: { call, name in
@@ -89,9 +96,7 @@ struct StateEntryTests {
                 return count == 2 ? Errno.ioError : nil
             }
         })
-        let store = VersionStore(libraryURL: library.url, pruning: .keepAll, durability: .consistent, fileSystem: fileSystem)
-        let theirs = try library.writeFile("theirs.txt", "theirs")
-        let conflict = try store.addVersion(ofItemAt: item, withContentsOf: theirs, origin: .conflict, isConflict: true)
+        let (library, item, store, conflict) = try Self.libraryWithAConflict(fileSystem: fileSystem)
         let resolved = try store.markResolved(conflict, as: .keptCurrent)
         #expect(throws: DocumentKitError.self) { try store.remove(resolved) }
         let after = try library.store().versions(ofItemAt: item)
@@ -102,11 +107,7 @@ struct StateEntryTests {
 
     @Test("states left by a removal that died are ignored, and removed by a later save's cleanup once a day old")
     func orphanedStatesAreCleanedUp() throws {
-        let library = try VersionLibrary()
-        let item = try library.writeFile("a.txt", "current")
-        let store = library.store()
-        let theirs = try library.writeFile("theirs.txt", "theirs")
-        let conflict = try store.addVersion(ofItemAt: item, withContentsOf: theirs, origin: .conflict, isConflict: true)
+        let (library, item, store, conflict) = try Self.libraryWithAConflict()
         try store.markResolved(conflict, as: .keptCurrent)
         let folder = conflict.url.deletingLastPathComponent().deletingLastPathComponent()
         let fresh = try #require(Self.stateNames(library).first)
@@ -125,11 +126,7 @@ struct StateEntryTests {
 
     @Test("a new state is named after the newest one there, whatever the clock says")
     func statesStayInOrder() throws {
-        let library = try VersionLibrary()
-        let item = try library.writeFile("a.txt", "current")
-        let store = library.store()
-        let theirs = try library.writeFile("theirs.txt", "theirs")
-        let conflict = try store.addVersion(ofItemAt: item, withContentsOf: theirs, origin: .conflict, isConflict: true)
+        let (library, item, store, conflict) = try Self.libraryWithAConflict()
         _ = try store.markResolved(conflict, as: .keptThis)
         // A machine whose clock ran a day ahead kept it again as a conflict.
         let folder = conflict.url.deletingLastPathComponent().deletingLastPathComponent()
@@ -150,16 +147,11 @@ struct StateEntryTests {
 
     @Test("a state whose folder came before its record (a sync engine delivering it) is counted once the record is there, at once")
     func stateArrivingInPieces() throws {
-        let library = try VersionLibrary()
-        let item = try library.writeFile("a.txt", "current")
-        let store = library.store()
-        let theirs = try library.writeFile("theirs.txt", "theirs")
-        let conflict = try store.addVersion(ofItemAt: item, withContentsOf: theirs, origin: .conflict, isConflict: true)
+        let (library, item, store, conflict) = try Self.libraryWithAConflict()
+        defer { withExtendedLifetime(library) {} }  // its folder goes with it
         usleep(60_000)
         #expect(try store.unresolvedConflictCount(ofItemAt: item) == 1)
-        var json = try record(of: conflict)
-        json["resolved"] = true
-        json["resolution"] = ["how": "keptCurrent", "date": "2026-11-27T10:00:00.000Z"]
+        let json = try Self.resolvedRecord(of: conflict)
         let folder = conflict.url.deletingLastPathComponent().deletingLastPathComponent()
         let state = folder.appendingPathComponent(StateEntryName.make(for: conflict.persistentIdentifier))
         try FileManager.default.createDirectory(at: state, withIntermediateDirectories: false)
@@ -172,11 +164,7 @@ struct StateEntryTests {
 
     @Test("a state entry whose version is not there yet is ignored, and is the version's state once it arrives")
     func stateBeforeItsVersion() throws {
-        let library = try VersionLibrary()
-        let item = try library.writeFile("a.txt", "current")
-        let store = library.store()
-        let theirs = try library.writeFile("theirs.txt", "theirs")
-        let conflict = try store.addVersion(ofItemAt: item, withContentsOf: theirs, origin: .conflict, isConflict: true)
+        let (library, item, store, conflict) = try Self.libraryWithAConflict()
         try store.markResolved(conflict, as: .merged)
         let entry = conflict.url.deletingLastPathComponent()
         let away = library.url.appendingPathComponent("away")
