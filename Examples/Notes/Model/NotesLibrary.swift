@@ -219,32 +219,35 @@ struct NotesLibrary {
     }
 
     /// Of packages sharing one document identifier, the one that keeps it (the others are the
-    /// copies): a copy this app can't change; else the one at the place where the version store
-    /// last kept a version of the identifier (the rule a document's own save follows, see
-    /// DocumentKit's `Document`); else the one named after its title (`trip.note` for “Trip”),
-    /// else the first by name.
+    /// copies): a copy this app can't change (a newer format, damaged); else the one at the place
+    /// where the version store last kept a version of the identifier (the rule a document's own
+    /// save follows, see DocumentKit's `Document`); else the one named after its title (`trip.note`
+    /// for “Trip”), else the first by name. A package still arriving (`cp -r` or a sync engine
+    /// part-way through it: incomplete, or changing while it is read), or gone or without its
+    /// manifest meanwhile (`rm -rf` part-way), is not a candidate while another is.
     func original(among packages: [URL]) async -> URL {
-        var writable: [URL] = []
+        var writable: [(url: URL, title: String)] = []
         for package in packages {
-            // A copy this app can't change (a newer format, damaged) keeps the identifier.
-            guard let document = try? await open(package), document.formatStatus?.isReadOnly != true else { return package }
-            writable.append(package)
-        }
-        if let newest = (try? store.otherVersions(ofItemAt: packages[0]))?
-            .max(by: { ($0.modificationDate ?? .distantPast) < ($1.modificationDate ?? .distantPast) }),
-            let holder = writable.first(where: { $0.lastPathComponent == newest.localizedName })
-        {
-            return holder
-        }
-        var named: URL?
-        for package in packages {
-            // A copy this app can't change (a newer format, damaged) keeps the identifier.
-            guard let document = try? await open(package), document.formatStatus?.isReadOnly != true else { return package }
-            if named == nil, package.lastPathComponent == Self.slug(for: document.content.title) + "." + NoteFormat.packageExtension {
-                named = package
+            do throws(DocumentKitError) {
+                let document = try await open(package)
+                if document.formatStatus?.isReadOnly == true { return package }
+                writable.append((package, document.content.title))
+            } catch {
+                // Still arriving, gone, or without a manifest (`rm -rf` part-way): it names no identifier now.
+                let named = Self.manifest(ofPackageAt: package) != nil
+                if NotesError.status(for: error) == .busy || error.code == .notFound || !named { continue }
+                return package
             }
         }
-        return named ?? packages[0]
+        guard let first = writable.first else { return packages[0] }
+        if let newest = (try? store.otherVersions(ofItemAt: first.url))?
+            .max(by: { ($0.modificationDate ?? .distantPast) < ($1.modificationDate ?? .distantPast) }),
+            let holder = writable.first(where: { $0.url.lastPathComponent == newest.localizedName })
+        {
+            return holder.url
+        }
+        let named = writable.first { $0.url.lastPathComponent == Self.slug(for: $0.title) + "." + NoteFormat.packageExtension }
+        return (named ?? first).url
     }
 
     /// Gives the note at `url` a new document identifier (under a coordinated write), keeping

@@ -38,4 +38,30 @@ struct ServerCopiedNoteTests {
         #expect(String(decoding: blocks, as: UTF8.self).contains("three"), "the write is in the original's package")
         #expect(try contents(of: copy) == copied, "the copy is as the shell left it")
     }
+
+    @Test("a copy still arriving (cp -r part-way: its manifest, no members yet) listed before the note is not the note: GET and PUT reach the original", arguments: ["off", "on"])
+    func aCopyStillArrivingIsNotTheNote(index: String) async throws {
+        let served = try await ServedLibrary.start(environment: ["NOTES_INDEX": index]) { notes in
+            try notes.ok(["new", "Zeta", "--body", "one\n"])
+        }
+        let server = served.server
+        let id = try #require(try await server.get("/api/notes").objects.first?["id"] as? String)
+        let etag = try #require(try await server.note(id).etag)
+        // `cp -r` has made the copy's folder and its manifest, not yet its members.
+        let copy = served.package("aaa.note")
+        try FileManager.default.createDirectory(at: copy, withIntermediateDirectories: false)
+        try FileManager.default.copyItem(
+            at: served.package("zeta.note").appendingPathComponent("Info.json"), to: copy.appendingPathComponent("Info.json"))
+        // The live index has seen the copy (its watcher's quiet period is well under this).
+        try await Task.sleep(for: .milliseconds(600))
+
+        let note = try await server.note(id)
+        #expect(note.status == 200, "GET reaches the note, not its copy: \(note.text)")
+        #expect(note.object["body"] as? String == "one\n")
+        let reply = try await server.put(id, ifMatch: etag, ["body": "two\n"])
+        #expect(reply.status == 200, "PUT reaches the note, not its copy: \(reply.text)")
+        let blocks = try Data(contentsOf: served.package("zeta.note").appendingPathComponent("body.json"))
+        #expect(String(decoding: blocks, as: UTF8.self).contains("two"), "the write is in the original's package")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: copy.path) == ["Info.json"], "the copy is as the shell left it")
+    }
 }
