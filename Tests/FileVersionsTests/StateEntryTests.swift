@@ -124,6 +124,30 @@ struct StateEntryTests {
         #expect(Self.stateNames(library) == [fresh])
     }
 
+    @Test("a state a killed writer left hidden (its record written, never renamed into place) is not the version's state, and the next save removes it")
+    func aStateLeftHiddenByAKilledWriterIsIgnoredThenRemoved() throws {
+        let (library, item, store, conflict) = try Self.libraryWithAConflict()
+        let folder = conflict.url.deletingLastPathComponent().deletingLastPathComponent()
+        // `writeState` builds `.new-RANDOM/record.json`, then renames it to `ID.state-…`: killed between.
+        let hidden = folder.appendingPathComponent(".new-killedwriter01", isDirectory: true)
+        try FileManager.default.createDirectory(at: hidden, withIntermediateDirectories: false)
+        let resolved = try JSONSerialization.data(withJSONObject: try Self.resolvedRecord(of: conflict))
+        try resolved.write(to: hidden.appendingPathComponent("record.json"))
+
+        for reader in [store, library.store()] {
+            #expect(try reader.unresolvedConflictCount(ofItemAt: item) == 1, "the resolution was never placed")
+            let listing = try reader.versions(ofItemAt: item)
+            #expect(listing.unresolvedConflicts.map(\.persistentIdentifier) == [conflict.persistentIdentifier])
+            #expect(listing.problems.isEmpty, "\(listing.problems)")
+        }
+        try library.writeFile("a.txt", "saved again")
+        try store.save(FileWrapper(regularFileWithContents: Data("saved".utf8)), to: item, keepingReplacedAs: .save)
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        #expect(!names.contains(hidden.lastPathComponent), "the next save's cleanup removed it: \(names)")
+        #expect(Self.stateNames(library).isEmpty, "it was not completed as a state either")
+        #expect(try library.store().versions(ofItemAt: item).unresolvedConflicts.map(\.persistentIdentifier) == [conflict.persistentIdentifier])
+    }
+
     @Test("a new state is named after the newest one there, whatever the clock says")
     func statesStayInOrder() throws {
         let (library, item, store, conflict) = try Self.libraryWithAConflict()
