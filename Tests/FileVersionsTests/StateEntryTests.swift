@@ -46,6 +46,11 @@ struct StateEntryTests {
                     "20261122T061514Z-678fd040094e532X" + name.dropFirst(33)] {
             #expect(StateEntryName.parse(bad) == nil, "\(bad)")
         }
+        // The quick test a listing's scan makes: every state entry passes; names of other shapes don't.
+        #expect(StateEntryName.mayBe(name) && StateEntryName.mayBe(later))
+        for other in [id, id + ".state-", name + "x", String(name.dropFirst()), id + ".statf" + name.dropFirst(39)] {
+            #expect(!StateEntryName.mayBe(other), "\(other)")
+        }
     }
 
     @Test("a state a sync engine delivers (a new state entry) is seen at once by a count and a listing that remembered the version")

@@ -24,6 +24,14 @@ enum StateEntryName {
         return VersionIdentifier.date(of: id).map { $0.addingTimeInterval(Double(milliseconds) / 1000) }
     }
 
+    /// Whether `name` has a state entry's length and ``infix`` where a state entry has it: a
+    /// test of a few bytes, for a scan of a listing (``parse(_:)`` says whether it is one).
+    static func mayBe(_ name: String) -> Bool {
+        let bytes = name.utf8
+        guard bytes.count == 33 + infix.utf8.count + suffixLength else { return false }
+        return bytes.dropFirst(33).starts(with: infix.utf8)
+    }
+
     /// The version id `name` is a state entry of, and the name's suffix (what orders the states
     /// of one version); nil for any other name.
     static func parse(_ name: String) -> (id: String, suffix: Substring)? {

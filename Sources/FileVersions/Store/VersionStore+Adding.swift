@@ -344,7 +344,7 @@ extension VersionStore {
         guard let fd = try? openFolder(folder, "listing versions"),
             let names = try? fileSystem.contentsOfDirectory(fd.rawValue, name: folder.path)
         else { return nil }
-        if names.contains(where: { $0.contains(StateEntryName.infix) }) { removeOrphanedStates(in: folder, names: names) }
+        if names.contains(where: StateEntryName.mayBe) { removeOrphanedStates(in: folder, names: names) }
         guard names.contains(where: { $0.hasPrefix(".new-") || $0.hasPrefix(".removing-") }) else { return names }
         completeInterruptedEntries(in: folder, names: names)
         guard let left = try? fileSystem.contentsOfDirectory(fd.rawValue, name: folder.path) else { return nil }
