@@ -34,11 +34,39 @@ final class ConflictTally: Sendable {
     /// A folder's entries by version id.
     typealias Folder = [VersionIdentifier.Packed: Entry]
 
+    /// What a count found in a folder whose `stat` it took first: while the folder's `stat` and
+    /// the span of the trust horizon are the same, on a file system with exact change times
+    /// (``ExactChangeTimes``), its names are the same and the count needs no listing.
+    struct Listing: Sendable, Equatable {
+        /// The folder's identity and link count before it was listed.
+        var identity: FileIdentity
+        var linkCount: UInt64
+        /// The span of the trust horizon the entries were looked at in.
+        var span: Int64
+        /// The ids of the versions that were unresolved conflicts (each one's contents are still
+        /// checked at every count).
+        var unresolved: [String]
+    }
+
     private let generations: Mutex<Generations<Folder>>
+    private let listings: Mutex<Generations<Listing>>
 
     /// A tally of at most two generations of `generationLimit` folders.
     init(generationLimit: Int = ConflictTally.generationLimit) {
         generations = Mutex(Generations(limit: generationLimit))
+        listings = Mutex(Generations(limit: generationLimit))
+    }
+
+    /// The last count's listing of the folder `folderName`, if one was remembered.
+    func listing(named folderName: String) -> Listing? {
+        listings.withLock { $0.value(for: folderName) }
+    }
+
+    /// Remembers (or, nil, forgets) the listing of the folder `folderName`.
+    func remember(_ listing: Listing?, named folderName: String) {
+        listings.withLock { generations in
+            if let listing { generations.insert(listing, for: folderName) } else { generations.removeValue(for: folderName) }
+        }
     }
 
     /// How many folders it holds (for tests: it must stay bounded).

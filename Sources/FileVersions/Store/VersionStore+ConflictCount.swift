@@ -28,11 +28,28 @@ extension VersionStore {
     }
 
     /// The unresolved conflict versions in the folder of `key`, by id; the folder's entries are
-    /// remembered in ``conflictTally`` for the next count.
+    /// remembered in ``conflictTally`` for the next count. On a file system with exact change
+    /// times (``ExactChangeTimes``), a store whose entries never change skips the listing while
+    /// the folder's `stat` is the one taken before the last listing, in the same span of the
+    /// trust horizon, and every entry was whole then.
     private func unresolvedConflicts(of key: DocumentKey, trusting: Bool) -> [VersionIdentifier.Packed] {
         let folderURL = folder(for: key)
+        let span = trustSpan()
+        var before: ConflictTally.Listing?
+        if trusting, let status = try? fileSystem.status(of: folderURL.path, in: AT_FDCWD),
+            exactChangeTimes.inStore(at: url, using: fileSystem)
+        {
+            let listing = ConflictTally.Listing(identity: FileIdentity(status), linkCount: status.linkCount, span: span, unresolved: [])
+            if let known = conflictTally.listing(named: key.folderName), known.identity == listing.identity,
+                known.linkCount == listing.linkCount, known.span == span
+            {
+                return known.unresolved.filter { hasContents(of: $0, in: folderURL) }.compactMap(VersionIdentifier.Packed.init)
+            }
+            before = listing
+        }
         guard var entries = folderEntries(at: folderURL) else { return [] }
         if entries.hasNewEntries {
+            before = nil
             completeInterruptedEntries(in: folderURL)
             entries = folderEntries(at: folderURL) ?? FolderEntries()
         }
@@ -42,7 +59,8 @@ extension VersionStore {
         guard trusting || folder != nil else { return [] }
         let known = conflictTally.folder(named: key.folderName)
         var tally = ConflictTally.Folder(minimumCapacity: entries.versions.count)
-        var unresolved: [VersionIdentifier.Packed] = []
+        var conflicts: [(id: VersionIdentifier.Packed, name: String)] = []
+        var allWhole = true
         for (name, inode) in entries.versions {
             guard let id = VersionIdentifier.Packed(name) else { continue }
             let found: (entry: ConflictTally.Entry, isTrusted: Bool)?
@@ -51,15 +69,25 @@ extension VersionStore {
             } else {
                 found = classifyUnchangingEntry(name, inode: inode, states: entries.states[name] ?? [], of: folderURL, known: known[id])
             }
-            guard let found else { continue }
-            if found.isTrusted { tally[id] = found.entry }
-            guard found.entry.isUnresolvedConflict else { continue }
-            // An unresolved conflict (rare) is checked whole at each count, as the listing does.
-            if (try? fileSystem.status(of: folderURL.path + "/" + name + "/item", in: AT_FDCWD)) == nil { continue }
-            unresolved.append(id)
+            guard let found else {
+                allWhole = false
+                continue
+            }
+            if found.isTrusted { tally[id] = found.entry } else { allWhole = false }
+            if found.entry.isUnresolvedConflict { conflicts.append((id, name)) }
         }
         conflictTally.remember(tally, named: key.folderName)
-        return unresolved
+        // A version not whole yet (a sync engine delivering it) must be looked at again; so must
+        // one whose newest state could not be read yet.
+        before?.unresolved = conflicts.map(\.name)
+        conflictTally.remember(allWhole ? before : nil, named: key.folderName)
+        // An unresolved conflict (rare) is checked whole at each count, as the listing does.
+        return conflicts.filter { hasContents(of: $0.name, in: folderURL) }.map(\.id)
+    }
+
+    /// Whether the version `id` in `folderURL` has its contents (`item`).
+    private func hasContents(of id: String, in folderURL: URL) -> Bool {
+        (try? fileSystem.status(of: folderURL.path + "/" + id + "/item", in: AT_FDCWD)) != nil
     }
 
     /// Whether the version `name` (its entry's inode number `inode`, its state entries

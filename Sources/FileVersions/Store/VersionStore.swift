@@ -55,6 +55,8 @@ public final class VersionStore: Sendable {
     let sharing = SharingCache()
     /// Which versions of each document folder are unresolved conflicts, by record identity.
     let conflictTally = ConflictTally()
+    /// Whether the store's file system gives a folder a new change time at every change.
+    let exactChangeTimes = ExactChangeTimes()
     /// How long an entry of a store whose entries never change (format 3), found whole, is taken
     /// as it was without a look at its files; then it is read again once (an entry damaged in
     /// place, by hand or a sync engine, is seen within this time). The horizons are shared
