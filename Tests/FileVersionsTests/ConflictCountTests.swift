@@ -77,6 +77,12 @@ struct ConflictCountTests {
             return
         }
         #expect(faults.trace.filter { $0.call == .listDirectory }.count == (exact ? 0 : 1), "exact change times: \(exact); \(faults.trace)")
+        // Another store of this process (a server's index has its own) takes the same listing.
+        let others = FaultInjector()
+        let another = VersionStore(libraryURL: library.url, pruning: .keepAll, fileSystem: others.fileSystem)
+        #expect(try another.unresolvedConflictCount(ofItemAt: item) == 1)
+        let listings = others.trace.filter { $0.call == .listDirectory && $0.name.contains("/documents/") }
+        #expect(listings.count == (exact ? 0 : 1), "exact change times: \(exact); \(listings)")
     }
 
     @Test("a count that skipped the listing of an unchanged folder sees at once a conflict another process adds, one resolved, and one whose record comes after its folder")

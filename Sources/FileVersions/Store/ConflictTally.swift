@@ -49,23 +49,25 @@ final class ConflictTally: Sendable {
     }
 
     private let generations: Mutex<Generations<Folder>>
-    private let listings: Mutex<Generations<Listing>>
+    /// The listings, shared by every store of the process (a server's library and its index
+    /// each have one): by the folder's path. Two generations of 1,024 folders.
+    private static let listings = Mutex(Generations<Listing>(limit: 1_024))
 
     /// A tally of at most two generations of `generationLimit` folders.
     init(generationLimit: Int = ConflictTally.generationLimit) {
         generations = Mutex(Generations(limit: generationLimit))
-        listings = Mutex(Generations(limit: generationLimit))
     }
 
-    /// The last count's listing of the folder `folderName`, if one was remembered.
-    func listing(named folderName: String) -> Listing? {
-        listings.withLock { $0.value(for: folderName) }
+    /// The last count's listing of the folder at `path` (by any store of this process), if one
+    /// was remembered.
+    func listing(ofFolderAt path: String) -> Listing? {
+        Self.listings.withLock { $0.value(for: path) }
     }
 
-    /// Remembers (or, nil, forgets) the listing of the folder `folderName`.
-    func remember(_ listing: Listing?, named folderName: String) {
-        listings.withLock { generations in
-            if let listing { generations.insert(listing, for: folderName) } else { generations.removeValue(for: folderName) }
+    /// Remembers (or, nil, forgets) the listing of the folder at `path`.
+    func remember(_ listing: Listing?, ofFolderAt path: String) {
+        Self.listings.withLock { generations in
+            if let listing { generations.insert(listing, for: path) } else { generations.removeValue(for: path) }
         }
     }
 

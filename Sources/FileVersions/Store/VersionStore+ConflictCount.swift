@@ -40,7 +40,7 @@ extension VersionStore {
             exactChangeTimes.inStore(at: url, using: fileSystem)
         {
             let listing = ConflictTally.Listing(identity: FileIdentity(status), linkCount: status.linkCount, span: span, unresolved: [])
-            if let known = conflictTally.listing(named: key.folderName), known.identity == listing.identity,
+            if let known = conflictTally.listing(ofFolderAt: folderURL.path), known.identity == listing.identity,
                 known.linkCount == listing.linkCount, known.span == span
             {
                 return known.unresolved.filter { hasContents(of: $0, in: folderURL) }.compactMap(VersionIdentifier.Packed.init)
@@ -80,7 +80,7 @@ extension VersionStore {
         // A version not whole yet (a sync engine delivering it) must be looked at again; so must
         // one whose newest state could not be read yet.
         before?.unresolved = conflicts.map(\.name)
-        conflictTally.remember(allWhole ? before : nil, named: key.folderName)
+        conflictTally.remember(allWhole ? before : nil, ofFolderAt: folderURL.path)
         // An unresolved conflict (rare) is checked whole at each count, as the listing does.
         return conflicts.filter { hasContents(of: $0.name, in: folderURL) }.map(\.id)
     }
