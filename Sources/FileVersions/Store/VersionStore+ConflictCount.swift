@@ -14,7 +14,9 @@ extension VersionStore {
     /// What a document's open and a library index need on every change. It costs one listing
     /// of the document's folder in the store: a version this store classified before, at the
     /// same name and inode number with the same newest state, is not looked at again (a store of
-    /// format 2, whose records may be rewritten in place, costs one `fstatat` per version).
+    /// format 2, whose records may be rewritten in place, costs one `fstatat` per version). Where
+    /// the file system gives a folder a new change time at every change (Linux 6.13 and later),
+    /// a folder unchanged since the last count in this process is not even listed.
     /// Versions that can't be read are not counted, as the listing skips them.
     /// - Throws: As ``versions(ofItemAt:)``: only for a store in a newer format, or one whose
     ///   description can't be read or repaired.
