@@ -55,7 +55,7 @@ struct ConflictCountTests {
         let item = library.item("b.txt")
         try library.writeFile("b.txt", "current")
         let faults = FaultInjector()
-        let store = VersionStore(libraryURL: library.url, pruning: .keepAll, fileSystem: faults.fileSystem)
+        let store = VersionStore(libraryURL: library.url, pruning: .keepAll, fileSystem: faults.fileSystem, trustHorizon: .seconds(3_600))
         for index in 0..<20 {
             let source = try library.writeFile("source.txt", "version \(index)")
             try store.addVersion(ofItemAt: item, withContentsOf: source, byMoving: true)
@@ -79,7 +79,7 @@ struct ConflictCountTests {
         #expect(faults.trace.filter { $0.call == .listDirectory }.count == (exact ? 0 : 1), "exact change times: \(exact); \(faults.trace)")
         // Another store of this process (a server's index has its own) takes the same listing.
         let others = FaultInjector()
-        let another = VersionStore(libraryURL: library.url, pruning: .keepAll, fileSystem: others.fileSystem)
+        let another = VersionStore(libraryURL: library.url, pruning: .keepAll, fileSystem: others.fileSystem, trustHorizon: .seconds(3_600))
         #expect(try another.unresolvedConflictCount(ofItemAt: item) == 1)
         let listings = others.trace.filter { $0.call == .listDirectory && $0.name.contains("/documents/") }
         #expect(listings.count == (exact ? 0 : 1), "exact change times: \(exact); \(listings)")

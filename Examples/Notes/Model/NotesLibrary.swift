@@ -221,33 +221,40 @@ struct NotesLibrary {
     /// Of packages sharing one document identifier, the one that keeps it (the others are the
     /// copies): a copy this app can't change (a newer format, damaged); else the one at the place
     /// where the version store last kept a version of the identifier (the rule a document's own
-    /// save follows, see DocumentKit's `Document`); else the one named after its title (`trip.note`
-    /// for “Trip”), else the first by name. A package still arriving (`cp -r` or a sync engine
-    /// part-way through it: incomplete, or changing while it is read), or gone or without its
-    /// manifest meanwhile (`rm -rf` part-way), is not a candidate while another is.
+    /// save follows, see DocumentKit's `Document`), even while a sync engine is changing it (the
+    /// caller then answers "busy"); else the one named after its title (`trip.note` for “Trip”),
+    /// else the first by name. A package gone or without its manifest meanwhile (`rm -rf`
+    /// part-way) is not a candidate; one still arriving or changing while it is read (`cp -r`
+    /// or a sync engine part-way through it) comes after every whole one in those last two rules.
     func original(among packages: [URL]) async -> URL {
         var writable: [(url: URL, title: String)] = []
+        var busy: [URL] = []
         for package in packages {
             do throws(DocumentKitError) {
                 let document = try await open(package)
                 if document.formatStatus?.isReadOnly == true { return package }
                 writable.append((package, document.content.title))
             } catch {
-                // Still arriving, gone, or without a manifest (`rm -rf` part-way): it names no identifier now.
-                let named = Self.manifest(ofPackageAt: package) != nil
-                if NotesError.status(for: error) == .busy || error.code == .notFound || !named { continue }
+                // Gone, or without a manifest (`rm -rf` part-way): it names no identifier now.
+                if error.code == .notFound || Self.manifest(ofPackageAt: package) == nil { continue }
+                if NotesError.status(for: error) == .busy {
+                    busy.append(package)
+                    continue
+                }
                 return package
             }
         }
-        guard let first = writable.first else { return packages[0] }
-        if let newest = (try? store.otherVersions(ofItemAt: first.url))?
+        let candidates = writable.map(\.url) + busy
+        guard let first = candidates.first else { return packages[0] }
+        if let newest = (try? store.otherVersions(ofItemAt: first))?
             .max(by: { ($0.modificationDate ?? .distantPast) < ($1.modificationDate ?? .distantPast) }),
-            let holder = writable.first(where: { $0.url.lastPathComponent == newest.localizedName })
+            let holder = candidates.first(where: { $0.lastPathComponent == newest.localizedName })
         {
-            return holder.url
+            return holder
         }
-        let named = writable.first { $0.url.lastPathComponent == Self.slug(for: $0.title) + "." + NoteFormat.packageExtension }
-        return (named ?? first).url
+        let names = Set(writable.map { Self.slug(for: $0.title) + "." + NoteFormat.packageExtension })
+        let named = writable.first { names.contains($0.url.lastPathComponent) }?.url ?? busy.first { names.contains($0.lastPathComponent) }
+        return named ?? first
     }
 
     /// Gives the note at `url` a new document identifier (under a coordinated write), keeping

@@ -3,7 +3,7 @@ import CDocumentKitShims
 /// File systems where inotify sees only this machine's writes: changes made by other machines
 /// (an NFS server's other clients, the far side of sshfs, a Windows share) raise no event, so
 /// presented items on them are polled as well as watched.
-enum RemoteFileSystems {
+package enum RemoteFileSystems {
     /// `f_type` magic numbers (statfs(2), linux/magic.h) of network, cluster and FUSE file systems.
     static let magicNumbers: [UInt32: String] = [
         0x6969: "nfs",
@@ -26,7 +26,7 @@ enum RemoteFileSystems {
     ]
 
     /// The name of the remote file system holding `path`, or nil for a local one (or if statfs fails).
-    static func name(at path: String) -> String? {
+    package static func name(at path: String) -> String? {
         let type = dk_filesystem_type(path)
         guard type >= 0 else { return nil }
         return magicNumbers[UInt32(truncatingIfNeeded: type)]

@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import DocumentKitSystem
+import FileCoordination
 import Foundation
 import Synchronization
 import SystemPackage
@@ -15,9 +16,12 @@ import SystemPackage
 /// need; ``VersionStore/unresolvedConflictCount(ofItemAt:)`` skips the listing of an unchanged
 /// folder only then.
 ///
-/// Found out once per store by trying: a hidden folder in the store, changed several times in a
-/// row with a `stat` before each change; every change must move its change time. A file system
-/// with coarse timestamps leaves most of them the same (the changes take microseconds).
+/// Found out once per store by trying: a hidden folder in the store (`.store.dk-probe-…`),
+/// changed 16 times in a row with a `stat` after each change; every change must move its change
+/// time, most by less than a millisecond (a file system with coarse timestamps leaves most the
+/// same, or, when each call is slower than a tick, moves them by whole ticks). Never on a
+/// network, cluster or FUSE file system: their `stat` may answer from a cache that a listing
+/// would refresh.
 final class ExactChangeTimes: Sendable {
     private let known = Mutex<Bool?>(nil)
 
@@ -33,10 +37,17 @@ final class ExactChangeTimes: Sendable {
         return result ?? false
     }
 
-    /// Changes a hidden folder of `folder` `rounds` times, with a `stat` before and after each
-    /// change; true if every change moved its change time. Nil when the folder can't be made.
+    /// The names of probe folders (``probe(in:rounds:using:)``) start with this.
+    static let probePrefix = TemporaryName.prefix(for: "store") + "probe-"
+
+    /// Changes a hidden folder of `folder` `rounds` times twice (a subfolder made, then
+    /// removed), with a `stat` before and after each change; true if every change moved its
+    /// change time and at least three in four by less than a millisecond. Nil when the folder
+    /// can't be made. Probe folders a killed process left are removed first.
     static func probe(in folder: URL, rounds: Int = 8, using fileSystem: FileSystem) -> Bool? {
-        let probe = folder.appendingPathComponent(".probe-\(TemporaryName.randomSuffix())").path
+        if RemoteFileSystems.name(at: folder.path) != nil { return false }
+        removeLeftProbes(in: folder, using: fileSystem)
+        let probe = folder.appendingPathComponent(probePrefix + TemporaryName.randomSuffix()).path
         do { try fileSystem.makeDirectory(probe, in: AT_FDCWD, mode: 0o700) } catch { return nil }
         defer {
             _ = try? fileSystem.removeDirectory(probe + "/c", in: AT_FDCWD)
@@ -44,17 +55,34 @@ final class ExactChangeTimes: Sendable {
         }
         do throws(Errno) {
             var before = try fileSystem.status(of: probe, in: AT_FDCWD).changeTime
-            for _ in 0..<rounds {
-                try fileSystem.makeDirectory(probe + "/c", in: AT_FDCWD, mode: 0o700)
-                let made = try fileSystem.status(of: probe, in: AT_FDCWD).changeTime
-                try fileSystem.removeDirectory(probe + "/c", in: AT_FDCWD)
-                let removed = try fileSystem.status(of: probe, in: AT_FDCWD).changeTime
-                guard made != before, removed != made else { return false }
-                before = removed
+            var fine = 0
+            for round in 0..<rounds * 2 {
+                if round.isMultiple(of: 2) {
+                    try fileSystem.makeDirectory(probe + "/c", in: AT_FDCWD, mode: 0o700)
+                } else {
+                    try fileSystem.removeDirectory(probe + "/c", in: AT_FDCWD)
+                }
+                let after = try fileSystem.status(of: probe, in: AT_FDCWD).changeTime
+                guard after != before else { return false }
+                if after - before < 1_000_000 { fine += 1 }
+                before = after
             }
-            return true
+            return fine * 4 >= rounds * 2 * 3
         } catch {
             return nil
+        }
+    }
+
+    /// Removes the probe folders in `folder` a killed process left (a probe takes microseconds:
+    /// one unchanged for a minute is left over).
+    private static func removeLeftProbes(in folder: URL, using fileSystem: FileSystem) {
+        guard let fd = try? fileSystem.open(folder.path, in: AT_FDCWD, flags: O_RDONLY | O_DIRECTORY | O_CLOEXEC) else { return }
+        defer { Glibc.close(fd) }
+        let minuteAgo = Int64((Date().timeIntervalSince1970 - 60) * 1_000_000_000)
+        for name in (try? fileSystem.contentsOfDirectory(fd, name: folder.path)) ?? [] where name.hasPrefix(probePrefix) {
+            guard let status = try? fileSystem.status(of: name, in: fd), status.changeTime < minuteAgo else { continue }
+            _ = try? fileSystem.removeDirectory(name + "/c", in: fd)
+            _ = try? fileSystem.removeDirectory(name, in: fd)
         }
     }
 }
