@@ -72,17 +72,16 @@ struct ConflictCountTests {
         let entries = faults.trace.filter { $0.name.contains("/20") || $0.name.hasPrefix("20") }
         #expect(entries.count == 1 && entries[0].name.hasSuffix("/item"), "\(entries)")
         // An unchanged folder is not even listed where change times are exact (Linux 6.13+).
-        guard let exact = ExactChangeTimes.probe(in: library.storeURL, using: FileSystem.live) else {
-            Issue.record("the store's folder could not be probed")
-            return
-        }
+        // As the store found out (once, at its first count).
+        let exact = store.exactChangeTimes.inStore(at: library.storeURL, using: FileSystem.live)
         #expect(faults.trace.filter { $0.call == .listDirectory }.count == (exact ? 0 : 1), "exact change times: \(exact); \(faults.trace)")
         // Another store of this process (a server's index has its own) takes the same listing.
         let others = FaultInjector()
         let another = VersionStore(libraryURL: library.url, pruning: .keepAll, fileSystem: others.fileSystem, trustHorizon: .seconds(3_600))
         #expect(try another.unresolvedConflictCount(ofItemAt: item) == 1)
         let listings = others.trace.filter { $0.call == .listDirectory && $0.name.contains("/documents/") }
-        #expect(listings.count == (exact ? 0 : 1), "exact change times: \(exact); \(listings)")
+        let alsoExact = another.exactChangeTimes.inStore(at: library.storeURL, using: FileSystem.live)
+        #expect(listings.count == (alsoExact ? 0 : 1), "exact change times: \(alsoExact); \(listings)")
     }
 
     @Test("a count that skipped the listing of an unchanged folder sees at once a conflict another process adds, one resolved, and one whose record comes after its folder")
