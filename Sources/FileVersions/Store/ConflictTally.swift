@@ -46,6 +46,11 @@ final class ConflictTally: Sendable {
         /// The ids of the versions that were unresolved conflicts (each one's contents are still
         /// checked at every count).
         var unresolved: [String]
+
+        /// Whether the folder's `status`, taken in the span `span`, is the one listed.
+        func describes(_ status: FileStatus, span: Int64) -> Bool {
+            self.span == span && linkCount == status.linkCount && identity == FileIdentity(status)
+        }
     }
 
     private let generations: Mutex<Generations<Folder>>
@@ -60,12 +65,12 @@ final class ConflictTally: Sendable {
 
     /// The last count's listing of the folder at `path` (by any store of this process), if one
     /// was remembered.
-    func listing(ofFolderAt path: String) -> Listing? {
+    static func listing(ofFolderAt path: String) -> Listing? {
         Self.listings.withLock { $0.value(for: path) }
     }
 
     /// Remembers (or, nil, forgets) the listing of the folder at `path`.
-    func remember(_ listing: Listing?, ofFolderAt path: String) {
+    static func remember(_ listing: Listing?, ofFolderAt path: String) {
         Self.listings.withLock { generations in
             if let listing { generations.insert(listing, for: path) } else { generations.removeValue(for: path) }
         }

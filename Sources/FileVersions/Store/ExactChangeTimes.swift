@@ -82,13 +82,15 @@ final class ExactChangeTimes: Sendable {
     /// Removes the probe folders in `folder` a killed process left (a probe takes microseconds:
     /// one unchanged for a minute is left over).
     private static func removeLeftProbes(in folder: URL, using fileSystem: FileSystem) {
-        guard let fd = try? fileSystem.open(folder.path, in: AT_FDCWD, flags: O_RDONLY | O_DIRECTORY | O_CLOEXEC) else { return }
-        defer { Glibc.close(fd) }
+        guard let opened = try? fileSystem.open(folder.path, in: AT_FDCWD, flags: O_RDONLY | O_DIRECTORY | O_CLOEXEC) else { return }
+        let folderDescriptor = Descriptor(owning: opened)
+        let fd = folderDescriptor.rawValue
         let minuteAgo = Int64((Date().timeIntervalSince1970 - 60) * 1_000_000_000)
         for name in (try? fileSystem.contentsOfDirectory(fd, name: folder.path)) ?? [] where name.hasPrefix(probePrefix) {
             guard let status = try? fileSystem.status(of: name, in: fd), status.changeTime < minuteAgo else { continue }
             _ = try? fileSystem.removeDirectory(name + "/c", in: fd)
             _ = try? fileSystem.removeDirectory(name, in: fd)
         }
+        withExtendedLifetime(folderDescriptor) {}
     }
 }

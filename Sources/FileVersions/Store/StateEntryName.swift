@@ -28,17 +28,16 @@ enum StateEntryName {
     /// test of a few bytes, for a scan of a listing (``parse(_:)`` says whether it is one).
     static func mayBe(_ name: String) -> Bool {
         let bytes = name.utf8
-        guard bytes.count == 33 + infix.utf8.count + suffixLength else { return false }
-        return bytes.dropFirst(33).starts(with: infix.utf8)
+        guard bytes.count == VersionIdentifier.length + infix.utf8.count + suffixLength else { return false }
+        return bytes.dropFirst(VersionIdentifier.length).starts(with: infix.utf8)
     }
 
     /// The version id `name` is a state entry of, and the name's suffix (what orders the states
     /// of one version); nil for any other name.
     static func parse(_ name: String) -> (id: String, suffix: Substring)? {
-        let bytes = name.utf8
-        guard bytes.count == 33 + infix.utf8.count + suffixLength else { return nil }
-        let id = String(name.prefix(33))
-        guard VersionIdentifier.isValid(id), name.dropFirst(33).hasPrefix(infix) else { return nil }
+        guard mayBe(name) else { return nil }
+        let id = String(name.prefix(VersionIdentifier.length))
+        guard VersionIdentifier.isValid(id) else { return nil }
         let suffix = name.suffix(suffixLength)
         for (index, byte) in suffix.utf8.enumerated() {
             let isDigit = byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")

@@ -49,12 +49,15 @@ enum VersionIdentifier {
         return ids.filter { $0.prefix(16) == newest }
     }
 
+    /// The length of an id in bytes.
+    static let length = 33
+
     /// Whether `id` has the form above (so that it is safe as a folder name).
     /// (A check of the name's bytes in place: a listing of a folder of thousands of versions
     /// checks every name.)
     static func isValid(_ id: String) -> Bool {
         let utf8 = id.utf8
-        guard utf8.count == 33 else { return false }
+        guard utf8.count == length else { return false }
         var index = 0
         for byte in utf8 {
             let isDigit = byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")

@@ -41,13 +41,10 @@ extension VersionStore {
         if trusting, let status = try? fileSystem.status(of: folderURL.path, in: AT_FDCWD),
             exactChangeTimes.inStore(at: url, using: fileSystem)
         {
-            let listing = ConflictTally.Listing(identity: FileIdentity(status), linkCount: status.linkCount, span: span, unresolved: [])
-            if let known = conflictTally.listing(ofFolderAt: folderURL.path), known.identity == listing.identity,
-                known.linkCount == listing.linkCount, known.span == span
-            {
+            if let known = ConflictTally.listing(ofFolderAt: folderURL.path), known.describes(status, span: span) {
                 return known.unresolved.filter { hasContents(of: $0, in: folderURL) }.compactMap(VersionIdentifier.Packed.init)
             }
-            before = listing
+            before = ConflictTally.Listing(identity: FileIdentity(status), linkCount: status.linkCount, span: span, unresolved: [])
         }
         guard var entries = folderEntries(at: folderURL) else { return [] }
         if entries.hasNewEntries {
@@ -69,7 +66,7 @@ extension VersionStore {
             if let folder {
                 found = classifyEntry(name, in: folder.rawValue, of: folderURL, known: known[id])
             } else {
-                found = classifyUnchangingEntry(name, inode: inode, states: entries.states[name] ?? [], of: folderURL, known: known[id])
+                found = classifyUnchangingEntry(name, inode: inode, states: entries.states[name] ?? [], of: folderURL, span: span, known: known[id])
             }
             guard let found else {
                 allWhole = false
@@ -82,7 +79,7 @@ extension VersionStore {
         // A version not whole yet (a sync engine delivering it) must be looked at again; so must
         // one whose newest state could not be read yet.
         before?.unresolved = conflicts.map(\.name)
-        conflictTally.remember(allWhole ? before : nil, ofFolderAt: folderURL.path)
+        ConflictTally.remember(allWhole ? before : nil, ofFolderAt: folderURL.path)
         // An unresolved conflict (rare) is checked whole at each count, as the listing does.
         return conflicts.filter { hasContents(of: $0.name, in: folderURL) }.map(\.id)
     }
@@ -93,23 +90,24 @@ extension VersionStore {
     }
 
     /// Whether the version `name` (its entry's inode number `inode`, its state entries
-    /// `states`) of a store whose entries never change is an unresolved conflict: from `known`
+    /// `states`; `span`: the count's span of the trust horizon) of a store whose entries never
+    /// change is an unresolved conflict: from `known`
     /// when the entry and its newest state are the ones remembered there, else read (the
     /// version's record and contents must be there; the newest readable state decides). Nil
     /// when the version is not whole (still arriving from a sync engine, or damaged).
     private func classifyUnchangingEntry(
-        _ name: String, inode: UInt64, states: [(name: String, inode: UInt64)], of folderURL: URL, known: ConflictTally.Entry?
+        _ name: String, inode: UInt64, states: [(name: String, inode: UInt64)], of folderURL: URL, span: Int64,
+        known: ConflictTally.Entry?
     ) -> (entry: ConflictTally.Entry, isTrusted: Bool)? {
         var hasher = Hasher()
         hasher.combine(inode)
-        hasher.combine(trustSpan())
+        hasher.combine(span)
         hasher.combine(states.last?.name)
         hasher.combine(states.last?.inode)
         let hash = hasher.finalize()
         if let known, known.hasRecordIdentity(hash) { return (known, true) }
         let entry = folderURL.appendingPathComponent(name, isDirectory: true)
-        guard let own = try? readRecord(in: entry, inode: inode), own.id == name,
-            (try? fileSystem.status(of: entry.path + "/item", in: AT_FDCWD)) != nil,
+        guard let own = try? readRecord(in: entry, inode: inode), own.id == name, hasContents(of: name, in: folderURL),
             let current = states.isEmpty ? (record: own, isNewest: true) : try? currentRecordTellingNewest(of: entry, inode: inode, states: states)
         else { return nil }
         // A newest state not readable yet (a sync engine makes the folder, then puts the record in

@@ -93,8 +93,7 @@ extension VersionStore {
         let key = entry.path + "/#"
         let identity = entryIdentity(inode)
         if let known = fileCache.value(at: key, identity: identity, as: VersionRecord.self) { return known }
-        let record = try readRecord(in: entry, remembering: false)
-        return record
+        return try readRecord(in: entry, remembering: false)
     }
 
     /// Remembers `record` as the record of the entry `entry` (inode number `inode`), once the
