@@ -14,7 +14,7 @@ struct StoreFileCacheTests {
         let item = library.item("a.txt")
         try library.writeFile("a.txt", "current")
         let faults = FaultInjector()
-        let store = VersionStore(libraryURL: library.url, pruning: .keepAll, fileSystem: faults.fileSystem)
+        let store = VersionStore(libraryURL: library.url, pruning: .keepAll, fileSystem: faults.fileSystem, trustHorizon: .seconds(3_600))
         var ids: [String] = []
         for index in 0..<5 {
             let source = try library.writeFile("source.txt", "version \(index)")

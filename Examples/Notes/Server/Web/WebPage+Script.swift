@@ -6,7 +6,7 @@ extension WebPage {
 
         'use strict';
         const $ = (id) => document.getElementById(id);
-        const state = { notes: [], open: null, own: new Set(), conflict: null, listGeneration: 0, listTimer: null };
+        const state = { notes: [], open: null, own: new Set(), conflict: null, listGeneration: 0, listTimer: null, listShown: null };
 
         function el(tag, attributes, ...children) {
           const node = document.createElement(tag);
@@ -67,7 +67,12 @@ extension WebPage {
           state.listTimer = setTimeout(loadList, 60);
         }
 
+        // Rebuilt only when what it shows changed: a click landing while the list is replaced
+        // (an event's listing coming back the same) would otherwise be lost.
         function renderList() {
+          const shown = JSON.stringify([state.notes, state.open && state.open.id]);
+          if (shown === state.listShown) return;
+          state.listShown = shown;
           const items = state.notes.map((note) => {
             const link = el('button', { type: 'button', class: 'note-link', 'data-note-id': note.id, onclick: () => openNote(note.id) }, note.title);
             if (state.open && state.open.id === note.id) link.setAttribute('aria-current', 'true');
