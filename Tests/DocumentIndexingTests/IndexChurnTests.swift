@@ -32,6 +32,20 @@ struct IndexChurnTests {
         return entries
     }
 
+    /// What differs between the batches' sum and a fresh scan, path by path (the whole
+    /// dictionaries are too long to read in a failure).
+    static func difference(_ applied: [String: IndexEntry], _ expected: [String: IndexEntry]) -> String {
+        let paths = Set(applied.keys).union(expected.keys).sorted()
+        return paths.compactMap { path -> String? in
+            switch (applied[path], expected[path]) {
+            case let (got?, want?) where got != want: "\(path): batches \(got), fresh \(want)"
+            case (_?, nil): "\(path): in the batches only"
+            case (nil, _?): "\(path): in the fresh scan only"
+            default: nil
+            }
+        }.joined(separator: "; ")
+    }
+
     @Test("while another process writes notes and the shell moves, removes and copies them, the batches add up to a fresh scan")
     func churn() async throws {
         let library = try IndexTestLibrary()
@@ -55,8 +69,10 @@ struct IndexChurnTests {
         // sync() returns once the index has published its batches; the collector's task may
         // still be taking the last one from the sequence: wait for it (10 s at most), then compare.
         _ = await collector.wait { Self.applied($0) == expected }
-        #expect(Self.applied(collector.batches) == expected)
-        #expect(await summary(index.entries) == expected)
+        let applied = Self.applied(collector.batches)
+        #expect(applied == expected, "\(Self.difference(applied, expected))")
+        let held = await summary(index.entries)
+        #expect(held == expected, "\(Self.difference(held, expected))")
         let expectedCount = 50  // 20, less 2 removed, plus 2 copies and 30 written
         #expect(expected.count == expectedCount)
         // A copy keeps its original's identifier: two live paths, a duplicate, not a move.

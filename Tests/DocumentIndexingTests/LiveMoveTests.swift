@@ -82,9 +82,9 @@ struct LiveMoveTests {
             return EntryRecord(entry: entry, package: .none, manifest: nil, conflicts: nil)
         }
         let a = UUID().uuidString, b = UUID().uuidString
-        var changes = IndexSnapshot.Changes()
-        changes.removed = [record("A.note", a, key: "A"), record("copy.note", b, key: "B"), record("B.note", b, key: "B")]
-        changes.added = [record("A.note", a, key: "A again"), record("moved/B.note", b, key: "B")]
+        let changes = IndexSnapshot.Changes(
+            removed: [record("A.note", a, key: "A"), record("copy.note", b, key: "B"), record("B.note", b, key: "B")],
+            added: [record("A.note", a, key: "A again"), record("moved/B.note", b, key: "B")])
         let batch = changes.batch(indexID: UUID(), sequence: 1)
         #expect(batch.changed.map(\.relativePath) == ["A.note"])
         #expect(batch.changed.first?.key == "A again")
@@ -93,9 +93,7 @@ struct LiveMoveTests {
         #expect(batch.added.isEmpty)
 
         // A different document at the same path: a removal and an add.
-        var other = IndexSnapshot.Changes()
-        other.removed = [record("A.note", a, key: "A")]
-        other.added = [record("A.note", b, key: "Another")]
+        let other = IndexSnapshot.Changes(removed: [record("A.note", a, key: "A")], added: [record("A.note", b, key: "Another")])
         let replaced = other.batch(indexID: UUID(), sequence: 2)
         #expect(replaced.removed.map(\.documentIdentifier) == [a] && replaced.added.map(\.documentIdentifier) == [b])
         #expect(replaced.changed.isEmpty && replaced.moved.isEmpty)

@@ -325,14 +325,3 @@ extension DocumentIndex {
         syncWaiters.removeValue(forKey: cookie)?.resume()
     }
 }
-
-extension IndexSnapshot.Changes {
-    /// Adds later changes to these.
-    mutating func merge(_ later: IndexSnapshot.Changes) {
-        removed += later.removed
-        added += later.added
-        changed += later.changed
-        for (path, stamp) in later.foldersChanged { foldersChanged[path] = stamp }
-        for (path, stamp) in later.accountedChanged { accountedChanged[path] = stamp }
-    }
-}

@@ -19,21 +19,17 @@ extension DocumentIndex {
     func holdUnsettled(_ changes: inout IndexSnapshot.Changes, looked packages: Set<String>, previous: [String: EntryRecord]) {
         let now = ContinuousClock.now
         var held = Set<String>()
-        var added: [EntryRecord] = []
-        for record in changes.added {
-            guard mayHold(record, now: now) else { added.append(record); continue }
+        for record in changes.added where mayHold(record, now: now) {
             held.insert(record.relativePath)
             snapshot.records[record.relativePath] = nil
             snapshot.markUnlisted(parentPath(of: record.relativePath), into: &changes)
         }
-        changes.added = added
-        var changed: [EntryRecord] = []
         for record in changes.changed {
-            guard let old = previous[record.relativePath], mayHold(record, now: now) else { changed.append(record); continue }
+            guard let old = previous[record.relativePath], mayHold(record, now: now) else { continue }
             held.insert(record.relativePath)
             snapshot.records[record.relativePath] = old
         }
-        changes.changed = changed
+        changes.withdraw(held)
         // What was looked at and not held back has settled (published, or gone, or as it was).
         let looked = packages.union((changes.added + changes.changed + changes.removed).map(\.relativePath))
         for path in looked where !held.contains(path) { live?.unsettled[path] = nil }

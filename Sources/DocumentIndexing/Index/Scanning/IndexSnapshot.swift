@@ -16,18 +16,6 @@ struct IndexSnapshot: Sendable {
     /// takes them as listed, a full refresh lists the folder again.
     var accounted: [String: FileStamp] = [:]
 
-    /// What changed in one refresh: the records as they were, and as they are.
-    struct Changes: Sendable {
-        var removed: [EntryRecord] = []
-        var added: [EntryRecord] = []
-        var changed: [EntryRecord] = []
-        var foldersChanged: [String: FileStamp?] = [:]
-        var accountedChanged: [String: FileStamp?] = [:]
-        var isEmpty: Bool {
-            removed.isEmpty && added.isEmpty && changed.isEmpty && foldersChanged.isEmpty && accountedChanged.isEmpty
-        }
-    }
-
     /// Walks the library from its top: lists the folders whose stamp changed (the others keep
     /// the names known), and, unless `listingOnly`, stats every known package and re-reads those
     /// whose package or manifest stamp changed. A ``known`` entry is loaded with `load` only when
@@ -105,7 +93,7 @@ struct IndexSnapshot: Sendable {
             for record in reader.read(toRead) {
                 guard let record else { continue }
                 records[record.relativePath] = record
-                changes.added.append(record)
+                changes.noteAdded(record)
             }
             // The listing took each package's stamp: only the manifests are stat'ed again.
             let stamps = reader.stamps(of: toCheck, packages: listed, in: library)
@@ -117,9 +105,9 @@ struct IndexSnapshot: Sendable {
         for (folder, children) in childrenOf where !wholeFolders.contains(folder) {
             for path in children.packages where !seenPackages.contains(path) {
                 if let record = records.removeValue(forKey: path) {
-                    changes.removed.append(record)
+                    changes.noteRemoved(record)
                 } else if self.known[path] != nil, let record = load(path) {
-                    changes.removed.append(record)
+                    changes.noteRemoved(record)
                 }
             }
         }
@@ -149,13 +137,13 @@ struct IndexSnapshot: Sendable {
         guard let old = records[path] else {
             if let record = reader.read(path) {
                 records[path] = record
-                changes.added.append(record)
+                changes.noteAdded(record)
             }
             return
         }
         guard let package = stamps.map(\.package) ?? reader.packageStamp(path, in: library) else {
             records[path] = nil
-            changes.removed.append(old)
+            changes.noteRemoved(old)
             markUnlisted(parentPath(of: path), into: &changes)
             return
         }
@@ -176,12 +164,12 @@ struct IndexSnapshot: Sendable {
         if unchanged { return }
         guard let record = reader.read(path) else {
             records[path] = nil
-            changes.removed.append(old)
+            changes.noteRemoved(old)
             markUnlisted(parentPath(of: path), into: &changes)
             return
         }
         records[path] = record
-        if record.entry != old.entry { changes.changed.append(record) } else if record != old { changes.changed.append(record) }
+        if record != old { changes.noteChanged(record) }
     }
 }
 

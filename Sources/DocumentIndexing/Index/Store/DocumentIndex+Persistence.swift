@@ -67,8 +67,7 @@ extension DocumentIndex {
         indexID = (try? self.database?.meta("indexID")).flatMap { $0.flatMap(UUID.init(uuidString:)) } ?? UUID()
         if isLoaded { notifyReset() }
         if isLoaded, let database = self.database {
-            var all = IndexSnapshot.Changes()
-            all.added = Array(snapshot.records.values)
+            var all = IndexSnapshot.Changes(added: Array(snapshot.records.values))
             all.foldersChanged = snapshot.folders.mapValues { Optional($0) }
             all.accountedChanged = snapshot.accounted.mapValues { Optional($0) }
             try? database.write(all, sequence: sequence, built: true)

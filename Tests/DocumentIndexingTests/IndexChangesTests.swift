@@ -1,0 +1,92 @@
+@testable import DocumentIndexing
+import Foundation
+import Testing
+
+@Suite("Index changes: the net effect on each path")
+struct IndexChangesTests {
+    static let library = URL(fileURLWithPath: "/library")
+    static let a = UUID().uuidString
+
+    static func record(_ path: String, key: String, identifier: String = a) -> EntryRecord {
+        let entry = IndexEntry(
+            libraryURL: library, relativePath: path, documentIdentifier: identifier, formatIdentifier: nil, formatVersion: nil,
+            key: key, fields: [:], modificationDate: nil, state: .current)
+        return EntryRecord(entry: entry, package: .none, manifest: nil, conflicts: nil)
+    }
+
+    /// The paths and keys a reader that knew `before` holds after the batch.
+    static func applied(_ changes: IndexSnapshot.Changes, to before: [String: String]) -> [String: String] {
+        let batch = changes.batch(indexID: UUID(), sequence: 1)
+        var view = before
+        for entry in batch.removed { view[entry.relativePath] = nil }
+        for move in batch.moved {
+            view[move.from.relativePath] = nil
+            view[move.to.relativePath] = move.to.key
+        }
+        for entry in batch.added + batch.changed { view[entry.relativePath] = entry.key }
+        return view
+    }
+
+    @Test("a document read changed and then found gone (a shell's rm -rf part-way) is a removal, not a change")
+    func changedThenRemoved() {
+        var changes = IndexSnapshot.Changes()
+        changes.noteChanged(Self.record("A.note", key: "A half removed"))
+        var later = IndexSnapshot.Changes()
+        later.noteRemoved(Self.record("A.note", key: "A half removed"))
+        changes.merge(later)
+        #expect(changes.changed.isEmpty && changes.added.isEmpty)
+        #expect(changes.removed.map(\.relativePath) == ["A.note"])
+        #expect(Self.applied(changes, to: ["A.note": "A", "B.note": "B"]) == ["B.note": "B"])
+    }
+
+    @Test("a document found new and gone again in one batch is not told at all")
+    func addedThenRemoved() {
+        var changes = IndexSnapshot.Changes()
+        changes.noteAdded(Self.record("New.note", key: "New"))
+        changes.noteRemoved(Self.record("New.note", key: "New"))
+        #expect(changes.removed.isEmpty && changes.added.isEmpty && changes.changed.isEmpty)
+        #expect(Self.applied(changes, to: ["B.note": "B"]) == ["B.note": "B"])
+    }
+
+    @Test("gone, back and gone again is one removal of what it was; gone, back and changed is a change to its latest")
+    func goneAndBack() {
+        var gone = IndexSnapshot.Changes()
+        gone.noteRemoved(Self.record("A.note", key: "A"))
+        gone.noteAdded(Self.record("A.note", key: "A back"))
+        gone.noteRemoved(Self.record("A.note", key: "A back"))
+        #expect(gone.removed.map(\.entry.key) == ["A"] && gone.added.isEmpty)
+        #expect(Self.applied(gone, to: ["A.note": "A"]) == [:])
+
+        var back = IndexSnapshot.Changes()
+        back.noteRemoved(Self.record("A.note", key: "A"))
+        back.noteAdded(Self.record("A.note", key: "A back"))
+        back.noteChanged(Self.record("A.note", key: "A latest"))
+        #expect(back.added.map(\.entry.key) == ["A latest"] && back.changed.isEmpty)
+        #expect(Self.applied(back, to: ["A.note": "A"]) == ["A.note": "A latest"])
+    }
+
+    @Test("a document added and then changed is added as it is now; changed twice is its latest change")
+    func latestWins() {
+        var changes = IndexSnapshot.Changes()
+        changes.noteAdded(Self.record("New.note", key: "first"))
+        changes.noteChanged(Self.record("New.note", key: "second"))
+        changes.noteChanged(Self.record("B.note", key: "B1"))
+        changes.noteChanged(Self.record("B.note", key: "B2"))
+        #expect(changes.added.map(\.entry.key) == ["second"])
+        #expect(changes.changed.map(\.entry.key) == ["B2"])
+        #expect(Self.applied(changes, to: ["B.note": "B"]) == ["New.note": "second", "B.note": "B2"])
+    }
+
+    @Test("withdrawing a held-back path keeps its removal and forgets its addition")
+    func withdraw() {
+        var changes = IndexSnapshot.Changes()
+        changes.noteRemoved(Self.record("A.note", key: "A"))
+        changes.noteAdded(Self.record("A.note", key: "A half copied"))
+        changes.noteAdded(Self.record("C.note", key: "C half copied"))
+        changes.withdraw(["A.note", "C.note"])
+        #expect(changes.removed.map(\.relativePath) == ["A.note"] && changes.added.isEmpty)
+        // Seen again later, C is new: the withdrawal forgot it.
+        changes.noteAdded(Self.record("C.note", key: "C"))
+        #expect(changes.added.map(\.entry.key) == ["C"])
+    }
+}
