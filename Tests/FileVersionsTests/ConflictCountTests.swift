@@ -84,6 +84,44 @@ struct ConflictCountTests {
         #expect(listings.count == (alsoExact ? 0 : 1), "exact change times: \(alsoExact); \(listings)")
     }
 
+    @Test("a version another save is still building does not make every count list the folder again; one a killed process left whole is completed and counted")
+    func aVersionBeingBuiltKeepsTheListing() throws {
+        let library = try VersionLibrary()
+        let item = library.item("b.txt")
+        try library.writeFile("b.txt", "current")
+        let faults = FaultInjector()
+        let store = VersionStore(libraryURL: library.url, pruning: .keepAll, fileSystem: faults.fileSystem, trustHorizon: .seconds(3_600))
+        for index in 0..<3 {
+            let source = try library.writeFile("source.txt", "version \(index)")
+            try store.addVersion(ofItemAt: item, withContentsOf: source, byMoving: true)
+        }
+        try library.writeFile("b.txt", "a conflict")
+        let conflict = try store.keepConflictingVersion(ofItemAt: item, ancestorDigest: nil)
+        let folder = conflict.url.deletingLastPathComponent().deletingLastPathComponent()
+        // Another save's version being built: its folder and contents, no record yet.
+        let building = folder.appendingPathComponent(".new-buildingnow01")
+        try FileManager.default.createDirectory(at: building.appendingPathComponent("item"), withIntermediateDirectories: true)
+        #expect(try store.unresolvedConflictCount(ofItemAt: item) == 1)
+        faults.reset()
+        #expect(try store.unresolvedConflictCount(ofItemAt: item) == 1)
+        let exact = store.exactChangeTimes.inStore(at: library.storeURL, using: FileSystem.live)
+        let listings = faults.trace.filter { $0.call == .listDirectory && $0.name.contains("/documents/") }
+        #expect(listings.count == (exact ? 0 : 1), "exact change times: \(exact); \(listings)")
+
+        // A killed process's whole entry (its record written last): the count completes it.
+        let killed = folder.appendingPathComponent(".new-killedwriter1")
+        try FileManager.default.copyItem(at: conflict.url.deletingLastPathComponent(), to: killed)
+        var record = try JSONSerialization.jsonObject(with: Data(contentsOf: killed.appendingPathComponent("record.json"))) as! [String: Any]
+        let id = "20261128T000000Z-0000000000000001"
+        #expect(VersionIdentifier.isValid(id))
+        record["id"] = id
+        try JSONSerialization.data(withJSONObject: record).write(to: killed.appendingPathComponent("record.json"))
+        #expect(try store.unresolvedConflictCount(ofItemAt: item) == 2)
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent(id).path))
+        #expect(try store.unresolvedConflictCount(ofItemAt: item) == 2)
+        #expect(try store.unresolvedConflictVersions(ofItemAt: item).count == 2)
+    }
+
     @Test("a count that skipped the listing of an unchanged folder sees at once a conflict another process adds, one resolved, and one whose record comes after its folder")
     func anUnlistedCountSeesEveryChangeAtOnce() throws {
         let library = try VersionLibrary()

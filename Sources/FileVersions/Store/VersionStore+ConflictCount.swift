@@ -48,9 +48,17 @@ extension VersionStore {
         }
         guard var entries = folderEntries(at: folderURL) else { return [] }
         if entries.hasNewEntries {
-            before = nil
             completeInterruptedEntries(in: folderURL)
-            entries = folderEntries(at: folderURL) ?? FolderEntries()
+            // A version another save is building (in a server, the next request's) is no
+            // version yet, and its rename into place will change the folder: unless a whole one
+            // was completed just now (the folder changed), the listing stands and is remembered.
+            let unchanged = before.map { known in
+                (try? fileSystem.status(of: folderURL.path, in: AT_FDCWD)).map { known.describes($0, span: span) } ?? false
+            } ?? false
+            if !unchanged {
+                before = nil
+                entries = folderEntries(at: folderURL) ?? FolderEntries()
+            }
         }
         // Entries that never change once named (format 3) are known by name and inode number;
         // in an older store, a record may be rewritten in place: each is checked by a `stat`.
