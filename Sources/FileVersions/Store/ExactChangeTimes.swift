@@ -24,18 +24,32 @@ import SystemPackage
 /// Never on a network, cluster or FUSE file system: their `stat` may answer from a cache that a
 /// listing would refresh.
 final class ExactChangeTimes: Sendable {
-    private let known = Mutex<Bool?>(nil)
+    /// What the probe found, and the store's device.
+    private let known = Mutex<(exact: Bool, device: UInt64?)?>(nil)
 
     /// Whether the store folder `storeURL` has exact change times (probed at the first call;
     /// false when the probe can't be made: a store not there yet, or one this process can't
     /// write, which is then taken as it is).
     func inStore(at storeURL: URL, using fileSystem: FileSystem) -> Bool {
+        found(at: storeURL, using: fileSystem)?.exact ?? false
+    }
+
+    /// Whether a file on `device` has exact change times: the store's file system does, and
+    /// the file is on it (a library may hold another file system's mount point).
+    func inStore(at storeURL: URL, device: UInt64, using fileSystem: FileSystem) -> Bool {
+        guard let found = found(at: storeURL, using: fileSystem) else { return false }
+        return found.exact && found.device == device
+    }
+
+    private func found(at storeURL: URL, using fileSystem: FileSystem) -> (exact: Bool, device: UInt64?)? {
         if let known = known.withLock({ $0 }) { return known }
         let result = Self.probe(in: storeURL, using: fileSystem)
-        if result != nil || (try? fileSystem.status(of: storeURL.path, in: AT_FDCWD)) != nil {
-            known.withLock { $0 = result ?? false }
+        guard let status = try? fileSystem.status(of: storeURL.path, in: AT_FDCWD) else {
+            return result.map { ($0, nil) }
         }
-        return result ?? false
+        let found = (exact: result ?? false, device: Optional(status.device))
+        known.withLock { $0 = found }
+        return found
     }
 
     /// The names of probe folders (``probe(in:rounds:using:)``) start with this.

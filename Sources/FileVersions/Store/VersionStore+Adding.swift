@@ -305,20 +305,41 @@ extension VersionStore {
     /// A digest of the contents that names them across machines: the manifest's bytes for a
     /// package with one (it lists every member's SHA-256), the bytes of a file; nil otherwise.
     /// A manifest that records no members says nothing of the contents: nil then too.
+    /// A package's manifest unchanged since this process last read it is not read again where
+    /// change times are exact (``ContentDigestMemo``).
     func contentDigest(of url: URL, isPackage: Bool) -> String? {
-        let file = isPackage ? url.appendingPathComponent(manifestName) : url
-        guard let data = contentsOfFile(atPath: file.path) else { return nil }
-        if isPackage {
-            guard let manifest = try? DocumentManifest(jsonData: data, path: file.path), let members = manifest.members else { return nil }
-            // A member of another size than its record (an edit by another program): the
-            // manifest does not name these contents.
-            for (path, record) in members {
-                guard let status = try? fileSystem.status(of: url.path + "/" + path, in: AT_FDCWD), status.kind == .regular,
-                    status.size == record.size
-                else { return nil }
+        guard isPackage else { return contentsOfFile(atPath: url.path).map(Digest.sha256) }
+        let file = url.appendingPathComponent(manifestName).path
+        let span = trustSpan()
+        var before: FileIdentity?
+        if let status = try? fileSystem.status(of: file, in: AT_FDCWD), status.kind == .regular,
+            exactChangeTimes.inStore(at: self.url, device: status.device, using: fileSystem)
+        {
+            let identity = FileIdentity(status)
+            if let known = ContentDigestMemo.entry(at: file, identity: identity, span: span) {
+                return membersHave(known.memberSizes, in: url) ? known.digest : nil
             }
+            before = identity
         }
-        return Digest.sha256(data)
+        guard let data = contentsOfFile(atPath: file), let manifest = try? DocumentManifest(jsonData: data, path: file),
+            let members = manifest.members
+        else { return nil }
+        let sizes = members.mapValues(\.size)
+        let digest = Digest.sha256(data)
+        if let before, before.size == Int64(data.count) {
+            ContentDigestMemo.remember(.init(identity: before, span: span, memberSizes: sizes, digest: digest), at: file)
+        }
+        return membersHave(sizes, in: url) ? digest : nil
+    }
+
+    /// Whether each member of the package at `url` is a regular file of the size its manifest
+    /// records (a member of another size, an edit by another program: the manifest does not
+    /// name these contents).
+    private func membersHave(_ sizes: [String: Int64], in url: URL) -> Bool {
+        sizes.allSatisfy { path, size in
+            guard let status = try? fileSystem.status(of: url.path + "/" + path, in: AT_FDCWD) else { return false }
+            return status.kind == .regular && status.size == size
+        }
     }
 
     /// Whether every member the package's manifest lists is there with its size and SHA-256.
