@@ -47,9 +47,19 @@ package func readAll(_ fd: CInt, size: Int, name: String, using fileSystem: File
 package func readRegularFile(
     atPath path: String, followingLink: Bool = false, limit: Int64 = .max, using fileSystem: FileSystem
 ) -> Data? {
+    readRegularFileWithStatus(atPath: path, followingLink: followingLink, limit: limit, using: fileSystem)?.data
+}
+
+/// ``readRegularFile(atPath:followingLink:limit:using:)``, with the `fstat` of the file read:
+/// the identity of the bytes returned (a `stat` by path, before or after, may see another file).
+package func readRegularFileWithStatus(
+    atPath path: String, followingLink: Bool = false, limit: Int64 = .max, using fileSystem: FileSystem
+) -> (data: Data, status: FileStatus)? {
     let flags = O_RDONLY | O_NONBLOCK | (followingLink ? 0 : O_NOFOLLOW)
     guard let fd = try? fileSystem.open(path, in: AT_FDCWD, flags: flags) else { return nil }
     defer { try? fileSystem.close(fd, name: path) }
-    guard let status = try? fileSystem.status(of: fd, name: path), status.kind == .regular, status.size <= limit else { return nil }
-    return try? readAll(fd, size: Int(status.size), name: path, using: fileSystem)
+    guard let status = try? fileSystem.status(of: fd, name: path), status.kind == .regular, status.size <= limit,
+        let data = try? readAll(fd, size: Int(status.size), name: path, using: fileSystem)
+    else { return nil }
+    return (data, status)
 }

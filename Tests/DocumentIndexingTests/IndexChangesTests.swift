@@ -77,6 +77,33 @@ struct IndexChangesTests {
         #expect(Self.applied(changes, to: ["B.note": "B"]) == ["New.note": "second", "B.note": "B2"])
     }
 
+    @Test("a document gone and then read changed at its path (back) is gone and back: a reader gets its latest record")
+    func removedThenChanged() {
+        var changes = IndexSnapshot.Changes()
+        changes.noteRemoved(Self.record("A.note", key: "A"))
+        changes.noteChanged(Self.record("A.note", key: "A back"))
+        #expect(changes.removed.map(\.entry.key) == ["A"] && changes.added.map(\.entry.key) == ["A back"])
+        #expect(changes.changed.isEmpty)
+        #expect(Self.applied(changes, to: ["A.note": "A"]) == ["A.note": "A back"])
+    }
+
+    @Test("merged changes compose path by path, whatever the order each look saw them in")
+    func mergesCompose() {
+        var first = IndexSnapshot.Changes()
+        first.noteAdded(Self.record("New.note", key: "New"))
+        first.noteChanged(Self.record("B.note", key: "B1"))
+        first.noteRemoved(Self.record("C.note", key: "C"))
+        var second = IndexSnapshot.Changes()
+        second.noteRemoved(Self.record("New.note", key: "New"))
+        second.noteRemoved(Self.record("B.note", key: "B1"))
+        second.noteAdded(Self.record("C.note", key: "C back"))
+        second.noteAdded(Self.record("D.note", key: "D"))
+        first.merge(second)
+        #expect(Self.applied(first, to: ["B.note": "B", "C.note": "C"]) == ["C.note": "C back", "D.note": "D"])
+        #expect(first.removed.map(\.relativePath) == ["B.note", "C.note"])
+        #expect(first.added.map(\.relativePath) == ["C.note", "D.note"])
+    }
+
     @Test("withdrawing a held-back path keeps its removal and forgets its addition")
     func withdraw() {
         var changes = IndexSnapshot.Changes()

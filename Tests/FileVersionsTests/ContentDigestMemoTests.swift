@@ -18,11 +18,12 @@ struct ContentDigestMemoTests {
         let manifest = package.appendingPathComponent("Info.json")
         func manifestReads() -> Int { faults.trace.filter { $0.call == .open && $0.name == manifest.path }.count }
 
-        try store.addVersion(ofItemAt: package, origin: .added)  // the store is there: its file system is probed
+        try store.addVersion(ofItemAt: package, origin: .added)
+        // A count probes the store's file system (a digest never does).
+        let exact = store.exactChangeTimes.inStore(at: library.storeURL, using: FileSystem.live)
         let first = try #require(store.contentDigest(ofItemAt: package))
         faults.reset()
         #expect(store.contentDigest(ofItemAt: package) == first)
-        let exact = store.exactChangeTimes.inStore(at: library.storeURL, using: FileSystem.live)
         #expect(manifestReads() == (exact ? 0 : 1), "exact change times: \(exact); \(faults.trace)")
 
         // Rewritten in place, same size, its modification time set back: another digest at once.
@@ -47,5 +48,28 @@ struct ContentDigestMemoTests {
         #expect(store.contentDigest(ofItemAt: package) == first)
         try Data("longer".utf8).write(to: package.appendingPathComponent("body.txt"))
         #expect(store.contentDigest(ofItemAt: package) == nil)
+    }
+
+    @Test("a package on another device than the store, or a store not probed yet, reads its manifest at every call")
+    func otherDeviceIsNotRemembered() throws {
+        let library = try VersionLibrary()
+        let package = try library.writePackage("p.pkg", ["body.txt": "one"], documentIdentifier: UUID().uuidString)
+        let faults = FaultInjector()
+        let store = VersionStore(libraryURL: library.url, pruning: .keepAll, fileSystem: faults.fileSystem)
+        let manifest = package.appendingPathComponent("Info.json").path
+        func manifestReads() -> Int { faults.trace.filter { $0.call == .open && $0.name == manifest }.count }
+        let device = try #require(UInt64(exactly: try status(manifest).st_dev))
+        for (exact, storeDevice) in [(false, nil), (true, device &+ 1)] as [(Bool, UInt64?)] {
+            if exact { store.exactChangeTimes.assume(exact: true, device: storeDevice) }
+            faults.reset()
+            let digests = (0..<3).map { _ in store.contentDigest(ofItemAt: package) }
+            #expect(digests.allSatisfy { $0 != nil && $0 == digests[0] })
+            #expect(manifestReads() == 3, "\(faults.trace)")
+        }
+        // Taken as exact on its device: read once.
+        store.exactChangeTimes.assume(exact: true, device: device)
+        faults.reset()
+        for _ in 0..<3 { _ = store.contentDigest(ofItemAt: package) }
+        #expect(manifestReads() == 1, "\(faults.trace)")
     }
 }

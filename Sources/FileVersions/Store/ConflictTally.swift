@@ -46,6 +46,9 @@ final class ConflictTally: Sendable {
         /// The ids of the versions that were unresolved conflicts (each one's contents are still
         /// checked at every count).
         var unresolved: [String]
+        /// The versions being built then (`.new-…`): writing a record into one (the step before
+        /// its rename, which a killed process may not reach) changes no name of the folder.
+        var building: [String] = []
 
         /// Whether the folder's `status`, taken in the span `span`, is the one listed.
         func describes(_ status: FileStatus, span: Int64) -> Bool {

@@ -6,13 +6,13 @@ import Synchronization
 /// tag before and after, the open's base, the new version's id, the event), and each read,
 /// parsed and hashed the manifest.
 ///
-/// Used only where the store's file system has exact change times (``ExactChangeTimes``): a
-/// manifest whose `stat` (device, inode, size, modification and change times) is the one taken
-/// before it was read has the bytes read then. Each entry holds for one span of the store's
+/// Used only where the store's file system is known to have exact change times
+/// (``ExactChangeTimes``): a manifest whose `stat` (device, inode, size, modification and change
+/// times) is the `fstat` of the descriptor it was read through has the bytes read then. Each entry holds for one span of the store's
 /// trust horizon at most. The members' sizes are still checked at every use.
 enum ContentDigestMemo {
     struct Entry: Sendable, Equatable {
-        /// The manifest's identity, taken before it was read.
+        /// The manifest's identity, from the descriptor it was read through.
         var identity: FileIdentity
         /// The span of the trust horizon it was read in.
         var span: Int64

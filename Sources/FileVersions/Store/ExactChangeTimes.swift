@@ -34,11 +34,16 @@ final class ExactChangeTimes: Sendable {
         found(at: storeURL, using: fileSystem)?.exact ?? false
     }
 
-    /// Whether a file on `device` has exact change times: the store's file system does, and
-    /// the file is on it (a library may hold another file system's mount point).
-    func inStore(at storeURL: URL, device: UInt64, using fileSystem: FileSystem) -> Bool {
-        guard let found = found(at: storeURL, using: fileSystem) else { return false }
-        return found.exact && found.device == device
+    /// Whether a file on `device` is known to have exact change times: the store's file system
+    /// was probed (by a count) and does, and the file is on it (a library may hold another file
+    /// system's mount point). Never probes: a read that asks this costs nothing more.
+    func known(onDevice device: UInt64) -> Bool {
+        known.withLock { $0.map { $0.exact && $0.device == device } ?? false }
+    }
+
+    /// For tests: takes the store's file system as found so, without probing.
+    func assume(exact: Bool, device: UInt64?) {
+        known.withLock { $0 = (exact, device) }
     }
 
     private func found(at storeURL: URL, using fileSystem: FileSystem) -> (exact: Bool, device: UInt64?)? {

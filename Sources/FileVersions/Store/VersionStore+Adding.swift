@@ -311,23 +311,22 @@ extension VersionStore {
         guard isPackage else { return contentsOfFile(atPath: url.path).map(Digest.sha256) }
         let file = url.appendingPathComponent(manifestName).path
         let span = trustSpan()
-        var before: FileIdentity?
         if let status = try? fileSystem.status(of: file, in: AT_FDCWD), status.kind == .regular,
-            exactChangeTimes.inStore(at: self.url, device: status.device, using: fileSystem)
+            exactChangeTimes.known(onDevice: status.device),
+            let known = ContentDigestMemo.entry(at: file, identity: FileIdentity(status), span: span)
         {
-            let identity = FileIdentity(status)
-            if let known = ContentDigestMemo.entry(at: file, identity: identity, span: span) {
-                return membersHave(known.memberSizes, in: url) ? known.digest : nil
-            }
-            before = identity
+            return membersHave(known.memberSizes, in: url) ? known.digest : nil
         }
-        guard let data = contentsOfFile(atPath: file), let manifest = try? DocumentManifest(jsonData: data, path: file),
+        // Read through one descriptor, so that the identity remembered is that of the bytes
+        // hashed; a manifest that is a symbolic link is followed, and not remembered.
+        let read = readRegularFileWithStatus(atPath: file, using: fileSystem)
+        guard let data = read?.data ?? contentsOfFile(atPath: file), let manifest = try? DocumentManifest(jsonData: data, path: file),
             let members = manifest.members
         else { return nil }
         let sizes = members.mapValues(\.size)
         let digest = Digest.sha256(data)
-        if let before, before.size == Int64(data.count) {
-            ContentDigestMemo.remember(.init(identity: before, span: span, memberSizes: sizes, digest: digest), at: file)
+        if let status = read?.status, exactChangeTimes.known(onDevice: status.device) {
+            ContentDigestMemo.remember(.init(identity: FileIdentity(status), span: span, memberSizes: sizes, digest: digest), at: file)
         }
         return membersHave(sizes, in: url) ? digest : nil
     }

@@ -41,7 +41,9 @@ extension VersionStore {
         if trusting, let status = try? fileSystem.status(of: folderURL.path, in: AT_FDCWD),
             exactChangeTimes.inStore(at: url, using: fileSystem)
         {
-            if let known = ConflictTally.listing(ofFolderAt: folderURL.path), known.describes(status, span: span) {
+            if let known = ConflictTally.listing(ofFolderAt: folderURL.path), known.describes(status, span: span),
+                !known.building.contains(where: { isWhole(newEntry: $0, in: folderURL) })
+            {
                 return known.unresolved.filter { hasContents(of: $0, in: folderURL) }.compactMap(VersionIdentifier.Packed.init)
             }
             before = ConflictTally.Listing(identity: FileIdentity(status), linkCount: status.linkCount, span: span, unresolved: [])
@@ -87,9 +89,16 @@ extension VersionStore {
         // A version not whole yet (a sync engine delivering it) must be looked at again; so must
         // one whose newest state could not be read yet.
         before?.unresolved = conflicts.map(\.name)
+        before?.building = entries.newEntries
         ConflictTally.remember(allWhole ? before : nil, ofFolderAt: folderURL.path)
         // An unresolved conflict (rare) is checked whole at each count, as the listing does.
         return conflicts.filter { hasContents(of: $0.name, in: folderURL) }.map(\.id)
+    }
+
+    /// Whether the version being built `name` in `folderURL` has its record (written last): a
+    /// killed process's, for the next listing to complete.
+    private func isWhole(newEntry name: String, in folderURL: URL) -> Bool {
+        (try? fileSystem.status(of: folderURL.path + "/" + name + "/" + VersionRecord.fileName, in: AT_FDCWD)) != nil
     }
 
     /// Whether the version `id` in `folderURL` has its contents (`item`).

@@ -17,8 +17,9 @@ extension VersionStore {
         var states: [String: [(name: String, inode: UInt64)]] = [:]
         /// Names that are neither, nor hidden: not versions (readers report them).
         var others: [String] = []
-        /// Whether a `.new-` entry is there (one a killed process may have left complete).
-        var hasNewEntries = false
+        /// The `.new-` entries: versions being built (or left complete by a killed process).
+        var newEntries: [String] = []
+        var hasNewEntries: Bool { !newEntries.isEmpty }
     }
 
     /// The entries of the document folder `folder`; nil when it can't be listed.
@@ -29,7 +30,7 @@ extension VersionStore {
         var entries = FolderEntries()
         for (name, inode) in listed {
             if name.hasPrefix(".") {
-                if name.hasPrefix(".new-") { entries.hasNewEntries = true }
+                if name.hasPrefix(".new-") { entries.newEntries.append(name) }
             } else if VersionIdentifier.isValid(name) {
                 entries.versions.append((name, inode))
             } else if let (id, _) = StateEntryName.parse(name) {

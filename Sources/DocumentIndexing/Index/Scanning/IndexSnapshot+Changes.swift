@@ -4,22 +4,56 @@ extension IndexSnapshot {
     ///
     /// A path is at most one of: removed (it was there, it is gone), added (it was not there),
     /// changed (there before and after), or removed and added (gone and back within these
-    /// changes: the removal holds what it was, the addition what it is). A refresh that reads a
-    /// document a shell is removing can see it changed and then gone: that is a removal, never a
-    /// change (which would put the gone document back in a reader's view, and in the database).
+    /// changes: the removal holds the record the index had, the addition what it is now). A
+    /// refresh that reads a document a shell is removing can see it changed and then gone: that
+    /// is a removal, never a change (which would put the gone document back in a reader's view,
+    /// and in the database).
+    ///
+    /// Each path's state is one dictionary entry, so noting a path again costs the same as the
+    /// first time (a first scan notes 100,000); the lists are made when read (a few times a batch).
     struct Changes: Sendable {
-        private(set) var removed: [EntryRecord] = []
-        private(set) var added: [EntryRecord] = []
-        private(set) var changed: [EntryRecord] = []
-        /// The paths in `removed`, `added` or `changed` (the common case, a path seen once, needs
-        /// no search of the arrays).
-        private var touched: Set<String> = []
+        /// A path's net change.
+        private enum State: Sendable {
+            case removed(EntryRecord)
+            case added(EntryRecord)
+            case changed(EntryRecord)
+            case replaced(old: EntryRecord, new: EntryRecord)
+        }
+
+        private var states: [String: State] = [:]
+        /// The paths in the order first noted (one whose changes cancelled out stays, without a state).
+        private var order: [String] = []
         var foldersChanged: [String: FileStamp?] = [:]
         var accountedChanged: [String: FileStamp?] = [:]
 
-        var isEmpty: Bool {
-            removed.isEmpty && added.isEmpty && changed.isEmpty && foldersChanged.isEmpty && accountedChanged.isEmpty
+        /// The documents gone, as the index had them.
+        var removed: [EntryRecord] {
+            order.compactMap { path in
+                switch states[path] {
+                case .removed(let old), .replaced(let old, _): old
+                default: nil
+                }
+            }
         }
+
+        /// The documents new at their paths (among them, those gone and back), as they are now.
+        var added: [EntryRecord] {
+            order.compactMap { path in
+                switch states[path] {
+                case .added(let new), .replaced(_, let new): new
+                default: nil
+                }
+            }
+        }
+
+        /// The documents changed in place, as they are now.
+        var changed: [EntryRecord] {
+            order.compactMap { path in
+                if case .changed(let new) = states[path] { new } else { nil }
+            }
+        }
+
+        var isEmpty: Bool { states.isEmpty && foldersChanged.isEmpty && accountedChanged.isEmpty }
 
         init() {}
 
@@ -30,64 +64,81 @@ extension IndexSnapshot {
             for record in changed { noteChanged(record) }
         }
 
-        /// The document at `record`'s path is gone; `record` is what it was.
+        /// The document at `record`'s path is gone; `record` is what the index had.
         mutating func noteRemoved(_ record: EntryRecord) {
             let path = record.relativePath
-            guard touched.insert(path).inserted else {
-                changed.removeAll { $0.relativePath == path }
-                if let index = added.firstIndex(where: { $0.relativePath == path }) {
-                    // New here (or back here after a removal already noted): gone again.
-                    added.remove(at: index)
-                    if !removed.contains(where: { $0.relativePath == path }) { touched.remove(path) }
-                } else if !removed.contains(where: { $0.relativePath == path }) {
-                    removed.append(record)
-                }
-                return
+            switch states[path] {
+            case nil: set(.removed(record), at: path)
+            case .added: clear(path)  // new here, gone again: nothing to tell
+            case .changed: states[path] = .removed(record)
+            case .replaced(let old, _): states[path] = .removed(old)
+            case .removed: break
             }
-            removed.append(record)
         }
 
         /// A document is at `record`'s path, where none was.
         mutating func noteAdded(_ record: EntryRecord) {
-            guard touched.insert(record.relativePath).inserted else { return replaceOrAppend(record, in: \.added) }
-            added.append(record)
+            let path = record.relativePath
+            switch states[path] {
+            case nil: set(.added(record), at: path)
+            case .removed(let old), .replaced(let old, _): states[path] = .replaced(old: old, new: record)
+            case .added: states[path] = .added(record)
+            case .changed: states[path] = .changed(record)
+            }
         }
 
         /// The document at `record`'s path was there before and is now `record`.
         mutating func noteChanged(_ record: EntryRecord) {
-            guard touched.insert(record.relativePath).inserted else { return replaceOrAppend(record, in: \.changed) }
-            changed.append(record)
-        }
-
-        /// A path seen before: its latest record replaces the one noted (an addition stays an
-        /// addition, a change a change); after a removal alone, `record` is the path's new state.
-        private mutating func replaceOrAppend(_ record: EntryRecord, in list: WritableKeyPath<Changes, [EntryRecord]>) {
             let path = record.relativePath
-            if let index = added.firstIndex(where: { $0.relativePath == path }) {
-                added[index] = record
-            } else if let index = changed.firstIndex(where: { $0.relativePath == path }) {
-                changed[index] = record
-            } else {
-                self[keyPath: list].append(record)
+            switch states[path] {
+            case nil: set(.changed(record), at: path)
+            case .added: states[path] = .added(record)
+            case .changed: states[path] = .changed(record)
+            // There after a removal: back, as `record`.
+            case .removed(let old), .replaced(let old, _): states[path] = .replaced(old: old, new: record)
             }
         }
 
         /// Takes the additions and changes of `paths` out (held back: the snapshot keeps what it
         /// knew of them); their removals stay.
         mutating func withdraw(_ paths: Set<String>) {
-            guard !paths.isEmpty else { return }
-            added.removeAll { paths.contains($0.relativePath) }
-            changed.removeAll { paths.contains($0.relativePath) }
-            for path in paths where !removed.contains(where: { $0.relativePath == path }) { touched.remove(path) }
+            for path in paths {
+                switch states[path] {
+                case .added, .changed: clear(path)
+                case .replaced(let old, _): states[path] = .removed(old)
+                case .removed, nil: break
+                }
+            }
         }
 
         /// Adds changes made after these.
         mutating func merge(_ later: Changes) {
-            for record in later.removed { noteRemoved(record) }
-            for record in later.added { noteAdded(record) }
-            for record in later.changed { noteChanged(record) }
+            for path in later.order {
+                switch later.states[path] {
+                case .removed(let old): noteRemoved(old)
+                case .added(let new): noteAdded(new)
+                case .changed(let new): noteChanged(new)
+                case .replaced(let old, let new):
+                    noteRemoved(old)
+                    noteAdded(new)
+                case nil: break
+                }
+            }
             for (path, stamp) in later.foldersChanged { foldersChanged[path] = stamp }
             for (path, stamp) in later.accountedChanged { accountedChanged[path] = stamp }
+        }
+
+        /// The paths in ``order`` whose changes cancelled out (rare): noted again, they keep their place.
+        private var cancelled = Set<String>()
+
+        private mutating func set(_ state: State, at path: String) {
+            states[path] = state
+            if cancelled.remove(path) == nil { order.append(path) }
+        }
+
+        private mutating func clear(_ path: String) {
+            states[path] = nil
+            cancelled.insert(path)
         }
     }
 }
