@@ -33,7 +33,8 @@ extension VersionStore {
     /// remembered in ``conflictTally`` for the next count. On a file system with exact change
     /// times (``ExactChangeTimes``), a store whose entries never change skips the listing while
     /// the folder's `stat` is the one taken before the last listing, in the same span of the
-    /// trust horizon, and every entry was whole then.
+    /// trust horizon, and every version was whole then (a version being built, `.new-…`, is none:
+    /// the listing is taken again once one of them has its record).
     private func unresolvedConflicts(of key: DocumentKey, trusting: Bool) -> [VersionIdentifier.Packed] {
         let folderURL = folder(for: key)
         let span = trustSpan()
