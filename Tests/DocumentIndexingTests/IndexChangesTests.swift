@@ -85,6 +85,24 @@ struct IndexChangesTests {
         #expect(changes.removed.map(\.entry.key) == ["A"] && changes.added.map(\.entry.key) == ["A back"])
         #expect(changes.changed.isEmpty)
         #expect(Self.applied(changes, to: ["A.note": "A"]) == ["A.note": "A back"])
+        let batch = changes.batch(indexID: UUID(), sequence: 1)
+        #expect(batch.removed.isEmpty && batch.added.isEmpty && batch.changed.map(\.key) == ["A back"])
+    }
+
+    @Test("a path new, gone, new, gone and new again within one batch is one addition")
+    func cancelledAndNotedAgain() {
+        var changes = IndexSnapshot.Changes()
+        for round in 0..<3 {
+            changes.noteAdded(Self.record("New.note", key: "New \(round)"))
+            if round < 2 { changes.noteRemoved(Self.record("New.note", key: "New \(round)")) }
+        }
+        #expect(changes.added.map(\.entry.key) == ["New 2"] && changes.removed.isEmpty && changes.changed.isEmpty)
+        var later = IndexSnapshot.Changes()
+        later.noteRemoved(Self.record("B.note", key: "B"))
+        later.noteAdded(Self.record("B.note", key: "B back"))
+        changes.merge(later)
+        #expect(changes.removed.map(\.entry.key) == ["B"] && changes.added.map(\.entry.key) == ["New 2", "B back"])
+        #expect(Self.applied(changes, to: ["B.note": "B"]) == ["New.note": "New 2", "B.note": "B back"])
     }
 
     @Test("merged changes compose path by path, whatever the order each look saw them in")

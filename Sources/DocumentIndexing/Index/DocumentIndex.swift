@@ -148,7 +148,7 @@ public actor DocumentIndex {
 
     /// Turns changes into the next batch, telling the subscribers; an empty batch keeps the sequence.
     func publish(_ changes: IndexSnapshot.Changes, silently: Bool = false, kind: IndexBatch.Kind = .update) -> IndexBatch {
-        let documentChanges = !(changes.added.isEmpty && changes.removed.isEmpty && changes.changed.isEmpty)
+        let documentChanges = changes.hasDocumentChanges
         if documentChanges { sequence += 1 }
         let batch = changes.batch(indexID: indexID, sequence: sequence, kind: kind)
         if documentChanges && !silently {

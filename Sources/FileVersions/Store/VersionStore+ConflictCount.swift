@@ -98,8 +98,11 @@ extension VersionStore {
 
     /// Whether the version being built `name` in `folderURL` has its record (written last): a
     /// killed process's, for the next listing to complete.
+    /// As ``completeInterruptedEntries(in:names:)`` tells it: a readable record and the contents.
     private func isWhole(newEntry name: String, in folderURL: URL) -> Bool {
-        (try? fileSystem.status(of: folderURL.path + "/" + name + "/" + VersionRecord.fileName, in: AT_FDCWD)) != nil
+        let entry = folderURL.appendingPathComponent(name, isDirectory: true)
+        guard (try? fileSystem.status(of: entry.path + "/" + VersionRecord.fileName, in: AT_FDCWD)) != nil else { return false }
+        return (try? readRecord(in: entry)) != nil && (try? fileSystem.status(of: entry.path + "/item", in: AT_FDCWD)) != nil
     }
 
     /// Whether the version `id` in `folderURL` has its contents (`item`).

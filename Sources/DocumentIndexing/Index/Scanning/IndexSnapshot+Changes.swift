@@ -55,6 +55,9 @@ extension IndexSnapshot {
 
         var isEmpty: Bool { states.isEmpty && foldersChanged.isEmpty && accountedChanged.isEmpty }
 
+        /// Whether a document was removed, added or changed.
+        var hasDocumentChanges: Bool { !states.isEmpty }
+
         init() {}
 
         /// Changes made of these, in this order (removals first).

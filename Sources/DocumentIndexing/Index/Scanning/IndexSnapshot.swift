@@ -197,6 +197,8 @@ extension IndexSnapshot.Changes {
     /// The changes as a batch: a document removed at one path and added at another with the
     /// same identifier is a move.
     func batch(indexID: UUID, sequence: UInt64, kind: IndexBatch.Kind = .update) -> IndexBatch {
+        // The lists are made when read: once each here.
+        let removed = self.removed, addedRecords = self.added, changed = self.changed
         var removedByIdentifier: [String: [Int]] = [:]
         var removedAt: [String: Int] = [:]
         for (index, record) in removed.enumerated() {
@@ -205,8 +207,8 @@ extension IndexSnapshot.Changes {
         }
         // The latest record of each path; a path added and then changed is added as it is now.
         var latest: [String: EntryRecord] = [:]
-        for record in self.added + changed { latest[record.relativePath] = record }
-        let addedPaths = Set(self.added.map(\.relativePath))
+        for record in addedRecords + changed { latest[record.relativePath] = record }
+        let addedPaths = Set(addedRecords.map(\.relativePath))
         var movedFrom = Set<Int>()
         var moves: [IndexMove] = []
         var added: [IndexEntry] = []
