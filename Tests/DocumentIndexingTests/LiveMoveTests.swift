@@ -65,6 +65,8 @@ struct LiveMoveTests {
         try FileManager.default.createDirectory(atPath: library.path("Sub"), withIntermediateDirectories: false)
         try FileManager.default.copyItem(atPath: library.path("A.note"), toPath: library.path("Sub/A.note"))
         try await index.sync()
+        // sync() returns once the batch is published; the collector's task may still be taking it.
+        _ = await collector.wait { $0.updates.addedPaths == ["Sub/A.note"] }
         #expect(collector.batches.updates.removedPaths.isEmpty)
         #expect(collector.batches.updates.flatMap(\.moved).isEmpty)
         #expect(collector.batches.updates.addedPaths == ["Sub/A.note"])
