@@ -72,7 +72,8 @@ package final class FileWatcher: Sendable {
     private let deliver: Deliver
     private let keepsRenames: Bool
     /// Rename halves kept at most (a client that never forgets them, or renames nobody asks about):
-    /// beyond it, halves older than the last ``keptReads`` reads are dropped.
+    /// beyond it, halves older than the last ``keptReads`` reads are dropped, and if that is not
+    /// enough (a reader that fell behind reads thousands at once), all but the newest half of it.
     static let renameLimit = 4_096
     static let keptReads = 64
 
@@ -282,6 +283,13 @@ package final class FileWatcher: Sendable {
                     if state.renames.count > Self.renameLimit {
                         let oldest = state.reads - Self.keptReads
                         state.renames = state.renames.filter { $0.value.read > oldest }
+                        // A reader that fell behind reads thousands of renames at once: the
+                        // newest half of the limit stays (by read, then cookie: the kernel's
+                        // cookies count up).
+                        if state.renames.count > Self.renameLimit {
+                            let newest = state.renames.sorted { ($0.value.read, $0.key) > ($1.value.read, $1.key) }
+                            state.renames = Dictionary(uniqueKeysWithValues: newest.prefix(Self.renameLimit / 2).map { ($0.key, $0.value) })
+                        }
                     }
                 }
                 events.append(Event(folder: folder, name: name, mask: header.mask, cookie: header.cookie))
