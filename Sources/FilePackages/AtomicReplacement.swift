@@ -22,6 +22,12 @@ struct AtomicReplacement {
     let durable: Bool
     /// The item the swap must replace (``SaveOptions/itemToReplace``); nil: whatever is there.
     var itemToReplace: FileIdentity? = nil
+    /// The folder that holds the temporary item when it is not `parent` (a package exchanged
+    /// with the one it replaces across folders, ``SaveOptions/replacedItemDestination``), and its
+    /// path. Such a swap has no fallback: where the exchange is impossible it fails, original intact.
+    var temporaryFolder: (descriptor: CInt, path: String)? = nil
+    /// The folder that holds the temporary item.
+    private var temporaryParent: CInt { temporaryFolder?.descriptor ?? parent }
     static let logger = Logger(label: "DocumentKit.save")
 
     /// What the swap left at the temporary name.
@@ -42,14 +48,14 @@ struct AtomicReplacement {
         var exists = itemExists
         if !exists {
             do {
-                try fileSystem.renameWithoutReplacing(temporaryName, in: parent, to: name, in: parent)
+                try fileSystem.renameWithoutReplacing(temporaryName, in: temporaryParent, to: name, in: parent)
                 try flushParent(undo: { () throws(Errno) in
-                    try fileSystem.rename(name, in: parent, to: temporaryName, in: parent)
+                    try fileSystem.rename(name, in: parent, to: temporaryName, in: temporaryParent)
                 })
                 return .nothing
             } catch let error as Errno where error == .fileExists {
                 exists = true  // Created meanwhile by someone else: replace it like any other.
-            } catch let error as Errno where Self.isUnsupported(error) {
+            } catch let error as Errno where Self.isUnsupported(error) && temporaryFolder == nil {
                 // No RENAME_NOREPLACE here (NFS): link-free check, then plain rename.
                 if (try? fileSystem.status(of: name, in: parent)) != nil {
                     exists = true
@@ -71,8 +77,11 @@ struct AtomicReplacement {
         precondition(exists)
         try checkItemInPlace()
         do {
-            try fileSystem.exchange(temporaryName, in: parent, with: name, in: parent)
+            try fileSystem.exchange(temporaryName, in: temporaryParent, with: name, in: parent)
         } catch {
+            if temporaryFolder != nil {
+                throw fail(error, SaveOptions.crossFolderExchangeStep)
+            }
             guard Self.isUnsupported(error) else { throw fail(error, "swapping the new item in (renameat2 RENAME_EXCHANGE)") }
             if isDirectory {
                 try swapDirectoryWithIntent(temporaryName)
@@ -85,7 +94,7 @@ struct AtomicReplacement {
         // leaves it at the temporary name; a replaced file may be swept as litter at once.
         if isDirectory { try checkReplacedItem(temporaryName) }
         try flushParent(undo: { () throws(Errno) in
-            try fileSystem.exchange(temporaryName, in: parent, with: name, in: parent)
+            try fileSystem.exchange(temporaryName, in: temporaryParent, with: name, in: parent)
         })
         return .oldItemAtTemporaryName
     }
@@ -108,13 +117,13 @@ struct AtomicReplacement {
         guard let itemToReplace else { return }
         let failure: DocumentKitError
         do {
-            let replaced = try fileSystem.status(of: temporaryName, in: parent)
+            let replaced = try fileSystem.status(of: temporaryName, in: temporaryParent)
             if SaveOptions.isItem(replaced, itemToReplace) { return }
             failure = SaveOptions.itemReplaced(documentPath)
         } catch {
             failure = fail(error, "reading the status of the replaced item")
         }
-        do { try fileSystem.exchange(temporaryName, in: parent, with: name, in: parent) } catch {
+        do { try fileSystem.exchange(temporaryName, in: temporaryParent, with: name, in: parent) } catch {
             // The new item stays in place; the other one is at the temporary name, which recovery leaves alone.
             throw DocumentKitError(
                 error, operation: .save, path: documentPath,
@@ -154,7 +163,11 @@ struct AtomicReplacement {
     /// the original back) and throws; without an undo the new item stays and the error says so.
     private func flushParent(undo: (() throws(Errno) -> Void)?) throws(DocumentKitError) {
         guard durable else { return }
-        do { try fileSystem.synchronizeDirectory(parent, name: parentPath) } catch {
+        do throws(Errno) {
+            try fileSystem.synchronizeDirectory(parent, name: parentPath)
+            // Across folders, the other folder's entry changed too.
+            if let temporaryFolder { try fileSystem.synchronizeDirectory(temporaryFolder.descriptor, name: temporaryFolder.path) }
+        } catch {
             guard let undo else {
                 throw DocumentKitError(
                     error, operation: .save, path: documentPath,

@@ -33,22 +33,33 @@ struct PackageSave {
         }
         defer { withExtendedLifetime(currentTree) {} }
 
-        // 1. The temporary tree, locked from the first instant it bears its name (TemporaryItem).
+        // 1. The temporary tree, locked from the first instant it bears its name (TemporaryItem);
+        // or, replacing a package whose replaced tree has a destination, the tree built there.
         // A file being replaced by a package lends it no mode (a directory needs its search bits).
         let currentPermissions = current?.kind == .directory ? current?.permissions : nil
+        let mode = mode_t(permissions ?? currentPermissions ?? 0o777)
+        var exchange: ExchangeFolder?
+        if current?.kind == .directory, let destination = options.replacedItemDestination {
+            exchange = try ExchangeFolder(destination, mode: mode, fileSystem: fileSystem, documentPath: path)
+        }
+        defer { withExtendedLifetime(exchange) {} }
         let temporaryName: String
         let root: CInt
-        do {
-            (temporaryName, root) = try TemporaryItem.makeLockedDirectory(
-                for: location.name, purpose: "new", in: parent, mode: mode_t(permissions ?? currentPermissions ?? 0o777),
-                using: fileSystem)
-        } catch {
-            throw fail(error.errno, "\(error.step) the temporary package “\(error.name)”")
+        if let exchange {
+            (temporaryName, root) = (exchange.name, exchange.root)
+        } else {
+            do {
+                (temporaryName, root) = try TemporaryItem.makeLockedDirectory(
+                    for: location.name, purpose: "new", in: parent, mode: mode, using: fileSystem)
+            } catch {
+                throw fail(error.errno, "\(error.step) the temporary package “\(error.name)”")
+            }
         }
+        let temporaryParent = exchange?.folder.rawValue ?? parent
         // Removed on failure, unless a failed swap left it for recovery to complete.
         var swapped = false
         defer {
-            if !swapped { _ = try? removeItem(temporaryName, in: parent, using: fileSystem) }
+            if !swapped { _ = try? removeItem(temporaryName, in: temporaryParent, using: fileSystem) }
         }
         let rootDescriptor = Descriptor(owning: root)
         let newRoot = TreeRoot(directory: rootDescriptor, path: path, isPackage: true, fileSystem: fileSystem)
@@ -75,9 +86,10 @@ struct PackageSave {
         }
 
         // 3. The swap, then the old tree goes.
-        let replacement = AtomicReplacement(
+        var replacement = AtomicReplacement(
             fileSystem: fileSystem, parent: parent, parentPath: location.parentPath, name: location.name,
             documentPath: path, durable: durable, itemToReplace: options.itemToReplace)
+        replacement.temporaryFolder = exchange.map { ($0.folder.rawValue, $0.folderPath) }
         let outcome: AtomicReplacement.Outcome
         do { outcome = try replacement.swap(temporaryName, itemExists: current != nil, isDirectory: true) } catch {
             // Not undone: the temporary tree may be what the rename intent rolls forward to.
@@ -85,7 +97,8 @@ struct PackageSave {
             throw error
         }
         swapped = true
-        if case .oldItemAtTemporaryName = outcome,
+        // Exchanged across folders, the replaced tree is at its destination already.
+        if exchange == nil, case .oldItemAtTemporaryName = outcome,
             !ReplacedItem(fileSystem: fileSystem, documentPath: path).move(temporaryName, in: parent, to: options.replacedItemDestination)
         {
             do { try removeItem(temporaryName, in: parent, using: fileSystem) } catch {

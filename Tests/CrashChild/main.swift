@@ -47,6 +47,13 @@ class CrashDocument: Document<CrashState>, @unchecked Sendable {
     }
 }
 
+/// The same package with a manifest (`Info.json`, mode `manifested`): its versions are named by
+/// their contents, so that a save keeps the replaced package by exchanging it into the store.
+final class ManifestedCrashDocument: CrashDocument, @unchecked Sendable {
+    static let crashFormat = FormatDescription(identifier: "org.documentkit.test.crash", version: 1)
+    override var format: FormatDescription? { Self.crashFormat }
+}
+
 /// The same document stored as one zip file (mode `zip`).
 final class ZipCrashDocument: CrashDocument, @unchecked Sendable {
     override var archiveFormat: ArchiveFormat? { .zip }
@@ -127,10 +134,15 @@ if arguments.count == 5, arguments[2] == "draft", let k = Int(arguments[4]) {
     while true { sleep(1000) }
 }
 
-guard arguments.count == 4, ["exchange", "fallback", "versions", "zip"].contains(arguments[2]), let start = Int(arguments[3]) else {
-    fail("usage: dk-crash-child PACKAGE (exchange|fallback|versions|zip) START")
+guard arguments.count == 4, ["exchange", "fallback", "versions", "manifested", "zip"].contains(arguments[2]), let start = Int(arguments[3]) else {
+    fail("usage: dk-crash-child PACKAGE (exchange|fallback|versions|manifested|zip) START")
 }
-let kind: CrashDocument.Type = arguments[2] == "zip" ? ZipCrashDocument.self : CrashDocument.self
+let kind: CrashDocument.Type =
+    switch arguments[2] {
+    case "zip": ZipCrashDocument.self
+    case "manifested": ManifestedCrashDocument.self
+    default: CrashDocument.self
+    }
 let url = URL(fileURLWithPath: arguments[1])
 // The fallback runs on a file system that refuses RENAME_EXCHANGE, as FaultInjector(refusingExchange:)
 // builds, and that is slow to rename, as NFS is: each rename waits 4 ms first, so that kills also
@@ -153,13 +165,16 @@ if FileManager.default.fileExists(atPath: url.path) {
         fail("opening \(url.path): \(error)")
     }
 } else {
+    let first = CrashState(k: start - 1)
     document =
-        arguments[2] == "zip"
-        ? ZipCrashDocument(fileURL: url, content: CrashState(k: start - 1), saveOptions: options)
-        : CrashDocument(fileURL: url, content: CrashState(k: start - 1), saveOptions: options)
+        switch arguments[2] {
+        case "zip": ZipCrashDocument(fileURL: url, content: first, saveOptions: options)
+        case "manifested": ManifestedCrashDocument(fileURL: url, content: first, saveOptions: options)
+        default: CrashDocument(fileURL: url, content: first, saveOptions: options)
+        }
 }
 
-if arguments[2] == "versions" {
+if arguments[2] == "versions" || arguments[2] == "manifested" {
     document.versionStore = VersionStore(libraryURL: url.deletingLastPathComponent(), pruning: .keepAll, durability: .durable)
 }
 

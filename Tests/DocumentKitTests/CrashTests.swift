@@ -35,6 +35,11 @@ import Testing
         try await CrashRun(mode: "versions", iterations: 60).runAndRecord()
     }
 
+    @Test("SIGKILL during saves that keep versions by exchanging the replaced package into the store: every replaced state the child was told saved is in the store")
+    func killsDuringVersionedSavesByExchange() async throws {
+        try await CrashRun(mode: "manifested", iterations: 60).runAndRecord()
+    }
+
     @Test("SIGKILL during saves of a document stored as one zip file leaves one whole state and no litter")
     func killsDuringSingleFileArchiveSaves() async throws {
         try await CrashRun(mode: "zip", iterations: 120).runAndRecord()
@@ -57,6 +62,11 @@ class CrashCheckDocument: Document<Int>, @unchecked Sendable {
     override func fileWrapper(for content: Int, replacing previous: FileWrapper?) throws -> FileWrapper {
         throw CocoaError(.featureUnsupported)
     }
+}
+
+/// The same reader for the child's package with a manifest (mode `manifested`).
+final class ManifestedCrashCheckDocument: CrashCheckDocument, @unchecked Sendable {
+    override var format: FormatDescription? { FormatDescription(identifier: "org.documentkit.test.crash", version: 1) }
 }
 
 /// The same reader for the child's document stored as one zip file.
@@ -325,13 +335,13 @@ struct CrashRun {
                 fail("the package holds state \(found); expected \(allowedDescription)")
                 break
             }
-            let problems = Self.differences(tree, fromState: found)
+            let problems = Self.differences(tree, fromState: found, manifested: mode == "manifested")
             if !problems.isEmpty {
                 fail("the package is state \(found) in state.txt, but: \(problems.prefix(8).joined(separator: "; "))")
                 break
             }
             // The real Document stack opens it to the same state.
-            let opened = Self.openDocument(at: package, zip: mode == "zip")
+            let opened = Self.openDocument(at: package, zip: mode == "zip", manifested: mode == "manifested")
             if opened != .success(found) {
                 fail("Document.open gave \(opened), expected state \(found)")
                 break
@@ -342,7 +352,7 @@ struct CrashRun {
             }
             // With a version store: every state the child was told saved, and that another save
             // replaced since, is kept (issue #12 §4: a kill between the swap and the store lost it).
-            if mode == "versions" {
+            if mode == "versions" || mode == "manifested" {
                 if let lastSaved { acknowledged.formUnion(start...lastSaved) }
                 let store = VersionStore(libraryURL: folder, pruning: .keepAll)
                 do {
@@ -371,7 +381,8 @@ struct CrashRun {
     }
 
     /// Every way `tree` differs from state `k` of the model: missing, extra or wrong members.
-    static func differences(_ tree: FileWrapper, fromState k: Int) -> [String] {
+    /// `manifested`: the package also has its manifest, `Info.json`.
+    static func differences(_ tree: FileWrapper, fromState k: Int, manifested: Bool = false) -> [String] {
         var files: [String: Data] = [:]
         var folders: Set<String> = []
         var problems: [String] = []
@@ -393,6 +404,7 @@ struct CrashRun {
         }
         guard tree.isDirectory else { return ["the package is not a folder"] }
         walk(tree, "")
+        if manifested, files.removeValue(forKey: "Info.json") == nil { problems.append("missing manifest “Info.json”") }
         let expected = CrashModel.files(forState: k)
         for path in Set(expected.keys).union(files.keys).sorted() {
             switch (expected[path], files[path]) {
@@ -425,14 +437,15 @@ struct CrashRun {
     }
 
     /// Opens the package as a `Document` (from this plain thread) and returns its state.
-    static func openDocument(at url: URL, zip: Bool = false) -> Opened {
+    static func openDocument(at url: URL, zip: Bool = false, manifested: Bool = false) -> Opened {
         final class Box: Sendable { let value = Mutex<Opened?>(nil) }
         let result = Box()
         let done = DispatchSemaphore(value: 0)
         Task.detached {
             var opened: Opened
             do {
-                let document = try await (zip ? ZipCrashCheckDocument.self : CrashCheckDocument.self).open(at: url)
+                let kind: CrashCheckDocument.Type = zip ? ZipCrashCheckDocument.self : manifested ? ManifestedCrashCheckDocument.self : CrashCheckDocument.self
+                let document = try await kind.open(at: url)
                 opened = .success(document.content)
                 try await document.close(discardingChanges: true)
             } catch { opened = .failure("\(error)") }

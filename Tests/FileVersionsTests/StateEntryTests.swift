@@ -207,7 +207,7 @@ struct StateEntryTests {
         #expect(arrived.isConflict && arrived.isResolved && arrived.resolution == .merged)
     }
 
-    @Test("a version 2 store is read as it is and becomes version 3 at its first write, its versions and states as they were")
+    @Test("a version 2 store is read as it is and becomes version 4 at its first write, its versions and states as they were")
     func versionTwoIsMigratedByAWrite() throws {
         let fixture = VersionStoreFixtureTests.fixtures.deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("v2/fixtures/library")
@@ -222,7 +222,7 @@ struct StateEntryTests {
         #expect(try String(contentsOf: storeFile, encoding: .utf8).contains("\"version\" : 2"), "a read migrated the store")
 
         let resolved = try store.markResolved(before.unresolvedConflicts[0], as: .keptCurrent)
-        #expect(try String(contentsOf: storeFile, encoding: .utf8).contains("\"version\" : 3"))
+        #expect(try String(contentsOf: storeFile, encoding: .utf8).contains("\"version\" : 4"))
         let after = try VersionStore(libraryURL: library, pruning: .keepAll).versions(ofItemAt: note)
         #expect(after.problems.isEmpty)
         #expect(after.others.map(\.persistentIdentifier) == before.others.map(\.persistentIdentifier))

@@ -146,7 +146,7 @@ struct VersionStoreDamageTests {
         let store = library.store()
         let kept = try store.addVersion(ofItemAt: item)
         let storeFile = library.storeURL.appendingPathComponent("store.json")
-        let newer = Data("{\n  \"format\" : \"org.documentkit.version-store\",\n  \"version\" : 4,\n  \"shards\" : 16\n}\n".utf8)
+        let newer = Data("{\n  \"format\" : \"org.documentkit.version-store\",\n  \"version\" : 5,\n  \"shards\" : 16\n}\n".utf8)
         try newer.write(to: storeFile)
         func snapshot() throws -> [String: Data] { try contents(of: library.storeURL) }
         let storeBefore = try snapshot()
@@ -154,7 +154,7 @@ struct VersionStoreDamageTests {
         let error = #expect(throws: DocumentKitError.self) { try library.store().versions(ofItemAt: item) }
         #expect(error?.code == .newerFormat)
         #expect(error?.path == storeFile.path)
-        #expect(error?.detail?.contains("format 4") == true)
+        #expect(error?.detail?.contains("format 5") == true)
         #expect(throws: DocumentKitError.self) { try store.version(ofItemAt: item, withPersistentIdentifier: kept.persistentIdentifier) }
         let adding = #expect(throws: DocumentKitError.self) { try store.addVersion(ofItemAt: item) }
         #expect(adding?.code == .newerFormat)

@@ -119,3 +119,43 @@ func record(of version: FileVersion) throws -> [String: Any] {
 
 /// A fixed date, to the millisecond: 2026-03-04 05:06:07.890 UTC.
 let fixedDate = Date(timeIntervalSince1970: 1_772_600_767.890)
+
+/// Fails each call of a versioned save in turn (a rehearsal counts them), each on a library of its
+/// own from `makeLibrary` (the library, its item whose member `body.md` reads "v2" and has a
+/// version "v1", and the tree to save, whose `body.md` reads "v3"); after each, the document is
+/// one of the two states (the one before if the error says it is intact), the store lists no
+/// problem, "v1" is kept, and "v2" too if "v3" is in place. `check` looks further (the call's
+/// description, the library, the item, the listing).
+func checkEveryFailingCallOfAVersionedSave(
+    _ makeLibrary: () throws -> (VersionLibrary, URL, FileWrapper), requiringKeptVersion: Bool = true,
+    check: (String, VersionLibrary, URL, VersionListing) throws -> Void = { _, _, _, _ in }
+) throws {
+    let (rehearsal, rehearsalItem, rehearsalTree) = try makeLibrary()
+    let counter = FaultInjector()
+    let counting = VersionStore(libraryURL: rehearsal.url, pruning: .keepAll, durability: .durable, fileSystem: counter.fileSystem)
+    try counting.save(rehearsalTree, to: rehearsalItem, options: SaveOptions(fileSystem: counter.fileSystem), keepingReplacedAs: .save)
+    let calls = counter.callCount
+    #expect(calls > 30)
+    for index in 1...calls {
+        let (library, item, tree) = try makeLibrary()
+        let faults = FaultInjector()
+        faults.fail(call: index, with: .ioError)
+        let store = VersionStore(libraryURL: library.url, pruning: .keepAll, durability: .durable, fileSystem: faults.fileSystem)
+        let call = "call \(index) (\(counter.trace[index - 1]))"
+        do {
+            let (_, kept) = try store.save(tree, to: item, options: SaveOptions(fileSystem: faults.fileSystem), keepingReplacedAs: .save)
+            if requiringKeptVersion { #expect(kept != nil, "\(call): saved without keeping the version") }
+            #expect(try texts(of: item)["body.md"] == "v3", "\(call)")
+        } catch let error as DocumentKitError {
+            #expect(error.path == item.path, "\(call): \(error)")
+            if error.originalIsIntact == true { #expect(try texts(of: item)["body.md"] == "v2", "\(call): \(error)") }
+        }
+        let listing = try library.store().versions(ofItemAt: item)
+        #expect(listing.problems.isEmpty, "\(call): \(listing.problems)")
+        let bodies = try Set(listing.others.map { try texts(of: $0.url)["body.md"] ?? "?" })
+        let current = try texts(of: item)["body.md"]
+        #expect(bodies.contains("v1"), "\(call): \(bodies)")
+        if current == "v3" { #expect(bodies.contains("v2"), "\(call): the replaced state is lost") }
+        try check(call, library, item, listing)
+    }
+}

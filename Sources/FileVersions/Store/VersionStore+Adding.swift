@@ -85,7 +85,7 @@ extension VersionStore {
         let key = draft.key ?? documentKey(forItemAt: draft.itemURL)
         let (documentFolder, hold, names) = try prepareFolderListing(for: key)
         defer { withExtendedLifetime(hold) {} }
-        let (record, existing) = try newRecord(for: draft, key: key, in: documentFolder)
+        let (record, existing, _) = try newRecord(for: draft, key: key, in: documentFolder)
         if let existing {
             if draft.moving { _ = try? removeItem(draft.source.path, in: AT_FDCWD, using: fileSystem) }
             return existing
@@ -216,10 +216,10 @@ extension VersionStore {
         return (documentFolder, hold, names)
     }
 
-    /// A new hidden entry (`.new-RANDOM`) in `documentFolder`, for a version being built
-    /// (under the folder's shared hold, see ``prepareFolder(for:)``).
-    func createEntry(in documentFolder: URL) throws(DocumentKitError) -> URL {
-        let temporary = temporaryEntryURL(in: documentFolder, purpose: "new")
+    /// A new hidden entry (`.new-RANDOM`, or `.swap-RANDOM` for `purpose` "swap") in
+    /// `documentFolder`, for a version being built (under the folder's shared hold, see ``prepareFolder(for:)``).
+    func createEntry(in documentFolder: URL, purpose: String = "new") throws(DocumentKitError) -> URL {
+        let temporary = temporaryEntryURL(in: documentFolder, purpose: purpose)
         do { try fileSystem.makeDirectory(temporary.path, in: AT_FDCWD, mode: 0o777) } catch {
             throw DocumentKitError(error, operation: .save, path: temporary.path, step: "creating a version", originalIsIntact: true)
         }
@@ -227,9 +227,10 @@ extension VersionStore {
     }
 
     /// The record of a new version made from `draft.source`: its kind, modification time and
-    /// content digest name it (see `VersionIdentifier`); or the version, when the store has it already.
+    /// content digest name it (see `VersionIdentifier`); or the version, when the store has it
+    /// already. `isContentNamed`: the id's digits are those of the source's content digest.
     func newRecord(for draft: VersionDraft, key: DocumentKey, in documentFolder: URL) throws(DocumentKitError)
-        -> (record: VersionRecord, existing: FileVersion?)
+        -> (record: VersionRecord, existing: FileVersion?, isContentNamed: Bool)
     {
         let status: FileStatus
         do { status = try fileSystem.status(of: draft.source.path, in: AT_FDCWD) } catch {
@@ -237,7 +238,8 @@ extension VersionStore {
         }
         let isPackage = draft.tree?.isDirectory ?? (status.kind == .directory)
         let modified = draft.modified ?? Date(timeIntervalSince1970: Double(status.modificationTime) / 1e9)
-        var id = VersionIdentifier.make(date: modified, digest: draft.digest ?? contentDigest(of: draft.source, isPackage: isPackage))
+        let digest = draft.digest ?? contentDigest(of: draft.source, isPackage: isPackage)
+        let id = VersionIdentifier.make(date: modified, digest: digest)
         let record = { (id: String) in
             VersionRecord(
                 id: id, documentIdentifier: key.identifier, kind: isPackage ? "package" : "file",
@@ -249,14 +251,15 @@ extension VersionStore {
             // The manifest names the contents only if the members match it (a hand-edited member
             // leaves the manifest as it was): else these are other contents, kept as a version of their own.
             guard draft.digest == nil, draft.tree == nil, isPackage, !membersMatchManifest(of: draft.source) else {
-                return (record(id), existing)
+                return (record(id), existing, false)
             }
-            id = VersionIdentifier.make(date: modified, digest: nil)
+            return (record(VersionIdentifier.make(date: modified, digest: nil)), nil, false)
         }
         if exists(documentFolder.appendingPathComponent(id)) {
-            id = VersionIdentifier.make(date: modified, digest: nil)  // a damaged entry holds the name
+            // A damaged entry holds the name.
+            return (record(VersionIdentifier.make(date: modified, digest: nil)), nil, false)
         }
-        return (record(id), nil)
+        return (record(id), nil, draft.digest == nil && draft.tree == nil && digest.map { $0.count >= 16 } == true)
     }
 
     /// Whether something is at `url` (`lstat` through the seam).
@@ -278,7 +281,9 @@ extension VersionStore {
     /// place. The record is flushed under a temporary name and renamed to `record.json`, so that a
     /// process completing interrupted entries (`Formats/version-store/v3`) never sees a record
     /// that is not on disk; nothing else is there to replace, so no more is needed.
-    func writeRecord(_ record: VersionRecord, inNewEntry entry: URL) throws(DocumentKitError) {
+    /// `flushedLater`: the caller flushes the entry and its folder later (an exchange flushes
+    /// them before the entry can be completed): the record is flushed, its folder isn't.
+    func writeRecord(_ record: VersionRecord, inNewEntry entry: URL, flushedLater: Bool = false) throws(DocumentKitError) {
         let folder = try openFolder(entry, "opening the new version")
         let temporary = TemporaryName.make(for: VersionRecord.fileName, purpose: "tmp")
         let path = entry.appendingPathComponent(VersionRecord.fileName).path
@@ -293,17 +298,18 @@ extension VersionStore {
             }
             try fileSystem.close(file, name: path)
             // Batched: the contents and the record reach the disk in one flush before the record is named.
-            if durability == .durableBatched { try fileSystem.synchronizeFileSystem(folder.rawValue, name: entry.path) }
+            if durability == .durableBatched, !flushedLater { try fileSystem.synchronizeFileSystem(folder.rawValue, name: entry.path) }
             try fileSystem.rename(temporary, in: folder.rawValue, to: VersionRecord.fileName, in: folder.rawValue)
             // Batched, the record's name is flushed with the entry's rename into place (``synchronize(_:)``).
-            if durability.flushesEachItem { try fileSystem.synchronizeDirectory(folder.rawValue, name: entry.path) }
+            if durability.flushesEachItem, !flushedLater { try fileSystem.synchronizeDirectory(folder.rawValue, name: entry.path) }
         } catch {
             throw DocumentKitError(error, operation: .save, path: path, step: "writing the new version's record", originalIsIntact: true)
         }
     }
 
     /// Completes the entries being built that are whole (`.new-…` with both its record and its
-    /// contents: the record is written last) and removes every other hidden entry (`.new-…`,
+    /// contents: the record is written last; `.swap-…` whose contents are the replaced package,
+    /// ``settleExchangeEntry(_:in:)``) and removes every other hidden entry (`.new-…`, `.swap-…`,
     /// `.removing-…`): called only under the folder's exclusive lock (see
     /// ``prepareFolder(for:)``), when no process is building or removing one.
     /// Returns the folder's names as they are then (nil if it can't be listed).
@@ -316,13 +322,18 @@ extension VersionStore {
             let names = try? fileSystem.contentsOfDirectory(fd.rawValue, name: folder.path)
         else { return nil }
         if names.contains(where: StateEntryName.mayBe) { removeOrphanedStates(in: folder, names: names) }
-        guard names.contains(where: { $0.hasPrefix(".new-") || $0.hasPrefix(".removing-") }) else { return names }
+        func isHiddenEntry(_ name: String) -> Bool {
+            name.hasPrefix(".new-") || name.hasPrefix(Self.exchangePrefix) || name.hasPrefix(".removing-")
+        }
+        guard names.contains(where: isHiddenEntry) else { return names }
         completeInterruptedEntries(in: folder, names: names)
+        for name in names where name.hasPrefix(Self.exchangePrefix) { settleExchangeEntry(name, in: folder) }
         guard let left = try? fileSystem.contentsOfDirectory(fd.rawValue, name: folder.path) else { return nil }
-        for name in left where name.hasPrefix(".new-") || name.hasPrefix(".removing-") {
+        // A `.swap-` entry still there holds a replaced package that could not be completed yet.
+        for name in left where isHiddenEntry(name) && !name.hasPrefix(Self.exchangePrefix) {
             _ = try? removeItem(name, in: fd.rawValue, using: fileSystem)
         }
-        return left.filter { !$0.hasPrefix(".new-") && !$0.hasPrefix(".removing-") }
+        return left.filter { !isHiddenEntry($0) }
     }
 
     /// Renames every whole `.new-…` entry in `folder` to its id (see ``removeAbandonedEntries(in:)``);

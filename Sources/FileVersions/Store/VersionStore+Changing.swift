@@ -30,28 +30,31 @@ extension VersionStore {
     /// replaces as a version with origin `origin` (nil keeps nothing), without coordinating:
     /// call it inside a coordinated write of the item.
     ///
-    /// The version is complete in the store before the item is replaced: its files are private
-    /// copies of the item's (or links to another version's files with the same bytes), so no
-    /// later write to the item changes it. If the store can't take it, nothing is saved and the
+    /// No later write to the item changes the version: its files are never the item's. A package
+    /// replaced by a package is exchanged into the store by the save's own swap (one
+    /// `renameat2(RENAME_EXCHANGE)`: no copy; files it shares with the new package are then
+    /// replaced in the version by links to another version's files with the same bytes, or
+    /// copies); a recovery completes the version if the process dies after the swap. Otherwise
+    /// (a file, a conflict, a store on another mount) the version is made complete in the store
+    /// before the item is replaced: private copies of the item's files, or links to another
+    /// version's files with the same bytes. If the store can't take it, nothing is saved and the
     /// error says why (the item is intact).
     ///
-    /// - Returns: The tree as saved, and the version kept (nil when nothing was replaced).
+    /// - Returns: The tree as saved, and the version kept (nil when nothing was replaced, or when
+    ///   a replaced package is in the store but could not be named yet: a warning is logged).
     @discardableResult
     public func save(
         _ tree: FileWrapper, to itemURL: URL, options: SaveOptions = SaveOptions(),
         keepingReplacedAs origin: FileVersion.Origin?, isConflict: Bool = false, ancestorIdentifier: String? = nil
     ) throws(DocumentKitError) -> (saved: FileWrapper, kept: FileVersion?) {
-        let itemExists: Bool
-        do {
-            _ = try fileSystem.status(of: itemURL.path, in: AT_FDCWD)
-            itemExists = true
-        } catch {
+        let itemStatus: FileStatus?
+        do { itemStatus = try fileSystem.status(of: itemURL.path, in: AT_FDCWD) } catch {
             guard error == .noSuchFileOrDirectory else {
                 throw DocumentKitError(error, operation: .save, path: itemURL.path, step: "reading the item to keep as a version", originalIsIntact: true)
             }
-            itemExists = false
+            itemStatus = nil
         }
-        guard let origin, itemExists else {
+        guard let origin, let itemStatus else {
             return (try tree.write(to: itemURL, options: options), nil)
         }
         let key = documentKey(forItemAt: itemURL)
@@ -59,40 +62,47 @@ extension VersionStore {
         var added: URL?
         let hold: Descriptor
         var listed: [String]?
+        var exchanged: (saved: FileWrapper, kept: FileVersion?)?
+        var draft = VersionDraft(itemURL: itemURL, source: itemURL, origin: origin, isConflict: isConflict, ancestor: ancestorIdentifier)
+        if isConflict { (draft.host, draft.user) = (.some(nil), .some(nil)) }  // another process wrote it
+        let documentFolder: URL
+        let record: VersionRecord
+        var exchanging = false
         do throws(DocumentKitError) {
             try prepareStore()
             let prepared = try prepareFolderListing(for: key)
-            let documentFolder = prepared.0
-            hold = prepared.1
-            listed = prepared.2
-            var draft = VersionDraft(itemURL: itemURL, source: itemURL, origin: origin, isConflict: isConflict, ancestor: ancestorIdentifier)
-            if isConflict { (draft.host, draft.user) = (.some(nil), .some(nil)) }  // another process wrote it
-            let (record, existing) = try newRecord(for: draft, key: key, in: documentFolder)
-            kept = existing
-            if existing == nil {
+            (documentFolder, hold, listed) = prepared
+            let made = try newRecord(for: draft, key: key, in: documentFolder)
+            (record, kept) = (made.record, made.existing)
+            exchanging = made.existing == nil && mayExchange(tree, replacing: itemStatus, record: record, isContentNamed: made.isContentNamed)
+        } catch {
+            throw Self.versionNotKept(error, itemURL: itemURL)
+        }
+        if exchanging {
+            // Its own errors: the store's as the copy's below, the save's as they are.
+            exchanged = try saveKeepingByExchange(tree, to: itemURL, options: options, record: record, key: key, in: documentFolder)
+        }
+        if kept == nil, exchanged == nil {
+            do throws(DocumentKitError) {
                 let built = try buildEntry(record, in: documentFolder, key: key, itemURL: itemURL) {
                     (entry: URL, _: URL) throws(DocumentKitError) -> [SourceIdentity: String]? in
                     try copyPrivately(itemURL, into: entry, key: key)
                 }
-                kept = built.0
-                added = built.1
+                (kept, added) = (built.0, built.1)
+            } catch {
+                throw Self.versionNotKept(error, itemURL: itemURL)
             }
-        } catch {
-            var error = error
-            error.operation = .save
-            error.originalIsIntact = true
-            if error.path != itemURL.path, error.detail?.contains(itemURL.path) != true {
-                let reason = error.detail.map { " " + $0 } ?? ""
-                error.detail = "The version it replaces could not be kept in the version store, so it was not saved (\(error.path)).\(reason)"
-                error.path = itemURL.path
-            }
-            throw error
         }
         let saved: FileWrapper
-        do { saved = try tree.write(to: itemURL, options: options) } catch {
-            // Not saved: the version just kept is the item as it still is.
-            if error.originalIsIntact == true, let added { try? removeEntry(added) }
-            throw error
+        if let exchanged {
+            saved = exchanged.saved
+            kept = exchanged.kept
+        } else {
+            do { saved = try tree.write(to: itemURL, options: options) } catch {
+                // Not saved: the version just kept is the item as it still is.
+                if error.originalIsIntact == true, let added { try? removeEntry(added) }
+                throw error
+            }
         }
         withExtendedLifetime(hold) {}
         if added != nil { sharing.refresh(key.folderName, current: fileStatuses(under: itemURL)) }

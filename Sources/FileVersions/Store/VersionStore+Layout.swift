@@ -7,14 +7,14 @@ import FormatVersioning
 import Foundation
 import SystemPackage
 
-/// The store's folders and files (`Formats/version-store/v3/SPEC.md`):
+/// The store's folders and files (`Formats/version-store/v4/SPEC.md`):
 ///
 ///     .documentkit-versions/store.json
 ///     .documentkit-versions/documents/KEY/ID/record.json
 ///     .documentkit-versions/documents/KEY/ID/item
 extension VersionStore {
     /// The store format this code writes, and the newest it reads.
-    static let formatVersion = 3
+    static let formatVersion = 4
     static let formatIdentifier = "org.documentkit.version-store"
 
     /// Which document an item is, in the store.
@@ -111,7 +111,7 @@ extension VersionStore {
             version = try checkStoreFormat()
         }
         if version == 1 { try migrateFromVersion1() }
-        if version == 2 { try migrateFromVersion2() }
+        if version == 2 || version == 3 { try migrateFromVersion(version!) }
     }
 
     /// `mkdir`, where a folder that is there already is fine.

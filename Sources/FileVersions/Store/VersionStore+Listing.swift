@@ -107,6 +107,9 @@ extension VersionStore {
             completeInterruptedEntries(in: folder)
             entries = folderEntries(at: folder) ?? FolderEntries()
         }
+        if !entries.exchangeEntries.isEmpty, settleExchangeEntriesIfIdle(in: folder, key: key) {
+            entries = folderEntries(at: folder) ?? FolderEntries()
+        }
         let trusting = trusting ?? entriesNeverChange
         var listed = entries.versions
         if newestSecondOnly {

@@ -8,7 +8,7 @@ import Logging
 import SystemPackage
 
 extension VersionStore {
-    /// Makes a version 1 store one of this code's format (`Formats/version-store/v3/SPEC.md`):
+    /// Makes a version 1 store one of this code's format (`Formats/version-store/v4/SPEC.md`):
     /// every file of a version that has other hard links (in v1 they may be the live
     /// document's members) is replaced by a private copy; files that were one inode stay one
     /// inode among the versions of a document. Then `store.json` says so. Idempotent: a
@@ -20,14 +20,15 @@ extension VersionStore {
         Self.logger.notice("Version store \(url.path) migrated to format \(Self.formatVersion): its versions share no file with the documents")
     }
 
-    /// Makes a version 2 store a version 3 one (`Formats/version-store/v3/SPEC.md`): its entries
-    /// are version 3 entries as they are; from now on none changes once named (a new state is a
-    /// state entry, never a record rewritten), which `store.json` saying 3 tells every reader,
-    /// and which keeps out code of version 2 (it refuses a newer store).
-    func migrateFromVersion2() throws(DocumentKitError) {
+    /// Makes a version 2 or 3 store a version 4 one (`Formats/version-store/v4/SPEC.md`): its
+    /// entries are version 4 entries as they are. From version 2, no entry changes once named from
+    /// now on (a new state is a state entry, never a record rewritten); from version 3, a save may
+    /// leave a `.swap-` entry that only code of version 4 completes. `store.json` saying 4 tells
+    /// every reader, and keeps out code of versions 2 and 3 (they refuse a newer store).
+    func migrateFromVersion(_ version: Int) throws(DocumentKitError) {
         let folder = try openFolder(url, "opening the version store")
-        try replaceStoreDescription(in: folder, step: "migrating the version store to format 3")
-        Self.logger.notice("Version store \(url.path) migrated to format 3: its entries no longer change once named")
+        try replaceStoreDescription(in: folder, step: "migrating the version store from format \(version) to format \(Self.formatVersion)")
+        Self.logger.notice("Version store \(url.path) migrated from format \(version) to format \(Self.formatVersion)")
     }
 
     /// Replaces `store.json` in the store's open folder by this code's description (hidden name, rename).

@@ -20,6 +20,9 @@ extension VersionStore {
         /// The `.new-` entries: versions being built (or left complete by a killed process).
         var newEntries: [String] = []
         var hasNewEntries: Bool { !newEntries.isEmpty }
+        /// The `.swap-` entries: versions kept by exchange, being built (or left by a process
+        /// that died after its exchange).
+        var exchangeEntries: [String] = []
     }
 
     /// The entries of the document folder `folder`; nil when it can't be listed.
@@ -30,7 +33,11 @@ extension VersionStore {
         var entries = FolderEntries()
         for (name, inode) in listed {
             if name.hasPrefix(".") {
-                if name.hasPrefix(".new-") { entries.newEntries.append(name) }
+                if name.hasPrefix(".new-") {
+                    entries.newEntries.append(name)
+                } else if name.hasPrefix(Self.exchangePrefix) {
+                    entries.exchangeEntries.append(name)
+                }
             } else if VersionIdentifier.isValid(name) {
                 entries.versions.append((name, inode))
             } else if let (id, _) = StateEntryName.parse(name) {
