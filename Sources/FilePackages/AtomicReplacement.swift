@@ -80,6 +80,12 @@ struct AtomicReplacement {
             try fileSystem.exchange(temporaryName, in: temporaryParent, with: name, in: parent)
         } catch {
             if temporaryFolder != nil {
+                // Refused (another mount, no exchange, no permission to move the package folder):
+                // the caller may keep the replaced package otherwise. Any other error is the save's.
+                let refused: [Errno] = [.improperLink, .permissionDenied, .notPermitted]
+                guard Self.isUnsupported(error) || refused.contains(error) else {
+                    throw fail(error, "swapping the new package in (renameat2 RENAME_EXCHANGE)")
+                }
                 throw fail(error, SaveOptions.crossFolderExchangeStep)
             }
             guard Self.isUnsupported(error) else { throw fail(error, "swapping the new item in (renameat2 RENAME_EXCHANGE)") }

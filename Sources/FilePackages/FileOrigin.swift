@@ -83,6 +83,18 @@ package final class TreeRoot: Sendable {
         return try withExtendedLifetime(descriptor) { () throws(Errno) -> T in try body((kept ?? descriptor).rawValue) }
     }
 
+    /// Whether the root's directory is still the one at its path (a symbolic link there
+    /// followed). One that is not was replaced or moved away since it was read: a package a save
+    /// exchanged into a version store is a kept version now, and nothing may be hard-linked from
+    /// it into a document (a write in place there would change the version).
+    package func isStillAtItsPath(using fileSystem: FileSystem) -> Bool {
+        guard let directory = try? currentDirectory(using: fileSystem),
+            let mine = try? fileSystem.status(of: directory.rawValue, name: path),
+            let there = try? fileSystem.status(of: path, in: AT_FDCWD, followingLink: true)
+        else { return false }
+        return mine.device == there.device && mine.inode == there.inode
+    }
+
     /// The root's directory, opened again (and checked to be the same one) if it was given back.
     private func currentDirectory(using fileSystem: FileSystem) throws(Errno) -> Descriptor {
         let (directory, identity) = open.withLock { open in

@@ -25,6 +25,9 @@ struct PackageBuilder {
     private var sourceDirectories: [SourceKey: Descriptor] = [:]
     /// The source directory used last (owned by `sourceDirectories`).
     private var lastSource: (key: SourceKey, fd: CInt)?
+    /// The roots members were linked from, by whether each is still the directory at its path
+    /// (``TreeRoot/isStillAtItsPath(using:)``): asked once per root and save.
+    private var rootsInPlace: [ObjectIdentifier: Bool] = [:]
 
     private struct SourceKey: Hashable {
         let root: ObjectIdentifier
@@ -249,6 +252,12 @@ struct PackageBuilder {
     ) throws(DocumentKitError) -> FileWrapper? {
         guard origin.root.isPackage else { return nil }
         if let permissions, permissions != origin.permissions { return nil }
+        // Only from a package still in place: one exchanged into a version store (by a save of
+        // another process or document since this tree was read) is a kept version now.
+        let rootKey = ObjectIdentifier(origin.root)
+        let inPlace = rootsInPlace[rootKey] ?? origin.root.isStillAtItsPath(using: fileSystem)
+        rootsInPlace[rootKey] = inPlace
+        guard inPlace else { return nil }
         var memberPath: String { (folder + [name]).joined(separator: "/") }
         let source: CInt
         do { source = try sourceDirectory(for: origin) } catch {

@@ -34,13 +34,13 @@ struct PackageSave {
         defer { withExtendedLifetime(currentTree) {} }
 
         // 1. The temporary tree, locked from the first instant it bears its name (TemporaryItem);
-        // or, replacing a package whose replaced tree has a destination, the tree built there.
+        // or, to be exchanged across folders, the empty folder given for it.
         // A file being replaced by a package lends it no mode (a directory needs its search bits).
         let currentPermissions = current?.kind == .directory ? current?.permissions : nil
         let mode = mode_t(permissions ?? currentPermissions ?? 0o777)
         var exchange: ExchangeFolder?
-        if current?.kind == .directory, let destination = options.replacedItemDestination {
-            exchange = try ExchangeFolder(destination, mode: mode, fileSystem: fileSystem, documentPath: path)
+        if let destination = options.replacedPackageExchange {
+            exchange = try ExchangeFolder(destination, current: current, fileSystem: fileSystem, documentPath: path)
         }
         defer { withExtendedLifetime(exchange) {} }
         let temporaryName: String
@@ -97,7 +97,7 @@ struct PackageSave {
             throw error
         }
         swapped = true
-        // Exchanged across folders, the replaced tree is at its destination already.
+        // Exchanged across folders, the replaced tree is where the caller wants it already.
         if exchange == nil, case .oldItemAtTemporaryName = outcome,
             !ReplacedItem(fileSystem: fileSystem, documentPath: path).move(temporaryName, in: parent, to: options.replacedItemDestination)
         {

@@ -10,19 +10,23 @@ public struct SaveOptions: Sendable {
     public var hardLinks: HardLinkPolicy
     /// The system-call seam; tests pass one that injects failures.
     public var fileSystem: FileSystem
-    /// Where the save puts the item it replaces, instead of removing it (the version store
-    /// keeps it there), or nil to remove it. A path that doesn't exist yet, in a folder on the
-    /// same mount as the item.
-    ///
-    /// A package replacing a package is built at this path and exchanged with the item in one
-    /// `renameat2(RENAME_EXCHANGE)`: the replaced package is never anywhere else. Where that
-    /// exchange is impossible (another mount: ``/DocumentKitSystem/DocumentKitError/Code/crossDevice``;
-    /// no `RENAME_EXCHANGE`: ``/DocumentKitSystem/DocumentKitError/Code/unsupportedByFileSystem``)
-    /// the save fails, the original intact and nothing left at this path.
-    /// A replaced file is hard-linked there before the swap; a file replaced by a package is
-    /// renamed there after it; if that fails, it is removed as without a destination and a
-    /// warning is logged (the caller learns whether it was kept by looking at the path).
+    /// Where the save moves the item it replaces, instead of removing it (the version store
+    /// keeps it there), or nil to remove it. A path that doesn't exist yet, on the same file
+    /// system as the item. A replaced package is renamed there whole after the swap; a replaced
+    /// file is hard-linked there before it (so this works where `RENAME_EXCHANGE` is missing).
+    /// If that fails, the replaced item is removed as without it and a warning is logged: the
+    /// caller learns whether it was kept by looking at the path.
     public var replacedItemDestination: URL?
+    /// An empty folder, in another folder on the item's mount (a version store's entry), in which
+    /// a package save builds the new package and which it then exchanges with the package it
+    /// replaces, in one `renameat2(RENAME_EXCHANGE)`: afterwards the replaced package is this
+    /// folder, and was never anywhere else. The save fails, the original intact and the folder
+    /// left empty or removed, where that is impossible: the item is not a package, or the
+    /// exchange is refused (another mount: `crossDevice`; no `RENAME_EXCHANGE`:
+    /// `unsupportedByFileSystem`; no write permission on the package folder: `permissionDenied`);
+    /// the error's step is then ``crossFolderExchangeStep``. Takes precedence over
+    /// ``replacedItemDestination``.
+    public var replacedPackageExchange: URL? = nil
     /// The item the save must replace (its device and inode; the other fields are not compared),
     /// or nil to replace whatever is at the URL, or create it. With it, the save never writes the
     /// URL again after that item was moved away or deleted (`notFound`), nor replaces another
@@ -31,9 +35,8 @@ public struct SaveOptions: Sendable {
     /// intact after either error.
     public var itemToReplace: FileIdentity?
 
-    /// The ``/DocumentKitSystem/DocumentKitError/step`` of a save's error when the exchange of a
-    /// package with ``replacedItemDestination`` could not be made: nothing was swapped, the
-    /// original is intact and nothing is left at the destination.
+    /// The ``/DocumentKitSystem/DocumentKitError/step`` of a save's error when ``replacedPackageExchange``
+    /// could not be used: nothing was swapped, the original is intact.
     public static let crossFolderExchangeStep = "exchanging the new package with the one it replaces across folders (renameat2 RENAME_EXCHANGE)"
 
     /// Options for a save; every parameter has the safe default.

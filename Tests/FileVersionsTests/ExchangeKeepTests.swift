@@ -6,6 +6,7 @@ import Glibc
 #endif
 import DocumentKit
 import DocumentKitTesting
+@testable import FileVersions
 import Foundation
 import Testing
 
@@ -36,9 +37,10 @@ struct ExchangeKeepTests {
 
         #expect(try texts(of: item) == ["body.md": "v2", "attachments/a.txt": "A"])
         #expect(try texts(of: kept.url) == ["body.md": "v1", "attachments/a.txt": "A"])
-        // The very folder and file the document had: exchanged, not copied.
-        #expect(try inode(kept.url.path) == folderInode)
+        // The file the document had, moved, not copied; in a folder of the store's own (a process
+        // whose working folder was the package does not reach the version).
         #expect(try inode(kept.url.appendingPathComponent("body.md").path) == bodyInode)
+        #expect(try inode(kept.url.path) != folderInode)
         #expect(try Self.hiddenEntries(library).isEmpty)
         #expect(try store.versions(ofItemAt: item).others.map(\.persistentIdentifier) == [kept.persistentIdentifier])
         // Named by the replaced contents, as a copy would have been.
@@ -75,29 +77,14 @@ struct ExchangeKeepTests {
         #expect(try Self.hiddenEntries(library).isEmpty)
     }
 
-    @Test func aSaveThatCantNameTheVersionLeavesItForTheNextListingToComplete() throws {
-        // Rehearsal: which call lists the replaced package in the store after the exchange.
-        func start() throws -> (VersionLibrary, URL, FileWrapper) {
-            let library = try VersionLibrary()
-            let item = try Self.makeNote(library)
-            var next = try Self.tree(["body.md": "v2", "attachments/a.txt": "A"])
-            next["attachments"] = try FileWrapper(contentsOf: item)["attachments"]
-            return (library, item, next)
+    @Test func aSaveThatCantCompleteTheVersionLeavesItForTheNextListingToComplete() throws {
+        let library = try VersionLibrary()
+        let item = try Self.makeNote(library)
+        try Self.saveLeavingItsVersionWaiting(library, item) { item in
+            var tree = try Self.tree(["body.md": "v2", "attachments/a.txt": "A"])
+            tree["attachments"] = try FileWrapper(contentsOf: item)["attachments"]
+            return tree
         }
-        let (rehearsal, rehearsalItem, rehearsalTree) = try start()
-        let counter = FaultInjector()
-        let counting = VersionStore(libraryURL: rehearsal.url, pruning: .keepAll, durability: .consistent, fileSystem: counter.fileSystem)
-        try counting.save(rehearsalTree, to: rehearsalItem, options: SaveOptions(durability: .consistent, fileSystem: counter.fileSystem), keepingReplacedAs: .save)
-        let trace = counter.trace
-        let exchange = try #require(trace.firstIndex { $0.call == .exchange })
-        let listing = try #require(trace.indices.first { $0 > exchange && trace[$0].call == .listDirectory && trace[$0].name.hasSuffix("/item") })
-
-        let (library, item, tree) = try start()
-        let faults = FaultInjector()
-        faults.fail(call: listing + 1, with: .ioError)
-        let store = VersionStore(libraryURL: library.url, pruning: .keepAll, durability: .consistent, fileSystem: faults.fileSystem)
-        let (_, kept) = try store.save(tree, to: item, options: SaveOptions(durability: .consistent, fileSystem: faults.fileSystem), keepingReplacedAs: .save)
-        #expect(kept == nil)
         #expect(try texts(of: item)["body.md"] == "v2")
         // The replaced package waits in its `.swap-` entry, still sharing the unchanged member.
         let waiting = try Self.hiddenEntries(library)
@@ -111,6 +98,140 @@ struct ExchangeKeepTests {
         #expect(versions.others.count == 1)
         #expect(try texts(of: version.url) == ["body.md": "v1", "attachments/a.txt": "A"])
         #expect(try inode(version.url.appendingPathComponent("attachments/a.txt").path) != inode(item.appendingPathComponent("attachments/a.txt").path))
+        #expect(try Self.hiddenEntries(library).isEmpty)
+    }
+
+    /// A save whose version waits in its `.swap-` entry (its folders not made anew: the listing of
+    /// the replaced package fails), with `stale` a tree read before it.
+    static func saveLeavingItsVersionWaiting(_ library: VersionLibrary, _ item: URL, _ makeTree: (URL) throws -> FileWrapper) throws {
+        let rehearsal = try VersionLibrary()
+        let rehearsalItem = try makeNote(rehearsal)
+        let counter = FaultInjector()
+        try VersionStore(libraryURL: rehearsal.url, pruning: .keepAll, durability: .consistent, fileSystem: counter.fileSystem)
+            .save(makeTree(rehearsalItem), to: rehearsalItem, options: SaveOptions(durability: .consistent, fileSystem: counter.fileSystem), keepingReplacedAs: .save)
+        let trace = counter.trace
+        let exchange = try #require(trace.firstIndex { $0.call == .exchange })
+        let listing = try #require(trace.indices.first { $0 > exchange && trace[$0].call == .listDirectory && trace[$0].name.hasSuffix("/item") })
+        let faults = FaultInjector()
+        faults.fail(call: listing + 1, with: .ioError)
+        let store = VersionStore(libraryURL: library.url, pruning: .keepAll, durability: .consistent, fileSystem: faults.fileSystem)
+        let (_, kept) = try store.save(makeTree(item), to: item, options: SaveOptions(durability: .consistent, fileSystem: faults.fileSystem), keepingReplacedAs: .save)
+        #expect(kept == nil)
+    }
+
+    @Test func aTreeReadBeforeAnotherSaveNeverLinksAFileOfAVersionIntoTheDocument() throws {
+        let library = try VersionLibrary()
+        let item = try Self.makeNote(library)
+        // Read now; its unchanged members would be hard-linked from where they were read.
+        let stale = try FileWrapper(contentsOf: item)
+        // Another save (another document, another process) keeps that package as a version, which
+        // waits to be completed: its files are still in the folder the tree was read from.
+        try Self.saveLeavingItsVersionWaiting(library, item) { _ in try Self.tree(["body.md": "v2", "attachments/a.txt": "A"]) }
+        let waiting = try #require(try Self.hiddenEntries(library).first)
+        let pending = try #require(library.documentFolders().first).appendingPathComponent(waiting + "/item/attachments/a.txt")
+        // A third save while another process saves too (it holds the folder's lock shared, so this
+        // save does not complete the waiting version first).
+        let lock = open(library.storeURL.path + "/locks/id-TRIP", O_RDWR)
+        try #require(lock >= 0)
+        #expect(flock(lock, LOCK_SH) == 0)
+        var next = try Self.tree(["body.md": "v3", "attachments/a.txt": "A"])
+        next["attachments"] = stale["attachments"]
+        try library.store().save(next, to: item, keepingReplacedAs: .save)
+        let live = try inode(item.appendingPathComponent("attachments/a.txt").path)
+        #expect(try inode(pending.path) != live, "the save linked the waiting version's file into the document")
+        close(lock)
+
+        #expect(try texts(of: item) == ["body.md": "v3", "attachments/a.txt": "A"])
+        let versions = try library.store().versions(ofItemAt: item).others
+        #expect(try versions.map { try texts(of: $0.url)["body.md"] ?? "?" }.sorted() == ["v1", "v2"])
+        for version in versions {
+            #expect(try inode(version.url.appendingPathComponent("attachments/a.txt").path) != live, "\(version.persistentIdentifier) shares a file with the document")
+        }
+        try KeptVersionTests.writeInPlace(item.appendingPathComponent("attachments/a.txt"), appending: "!")
+        #expect(try versions.allSatisfy { try texts(of: $0.url)["attachments/a.txt"] == "A" })
+        #expect(try Self.hiddenEntries(library).isEmpty)
+    }
+
+    @Test func aProcessInsideThePackageBeforeTheSaveNoLongerReachesTheKeptVersionByName() throws {
+        let library = try VersionLibrary()
+        let item = try Self.makeNote(library)
+        // A shell `cd`'d into the package, an editor holding its folder.
+        let inside = open(item.path, O_RDONLY | O_DIRECTORY)
+        try #require(inside >= 0)
+        defer { close(inside) }
+        let kept = try #require(try library.store().save(Self.tree(["body.md": "v2", "attachments/a.txt": "A"]), to: item, keepingReplacedAs: .save).kept)
+
+        // `echo >> body.md`, `> new.txt` from there: the folder is gone, as it was when the copy removed it.
+        #expect(openat(inside, "body.md", O_WRONLY | O_APPEND) < 0 && errno == ENOENT)
+        #expect(openat(inside, "new.txt", O_WRONLY | O_CREAT, 0o644) < 0)
+        #expect(try texts(of: kept.url) == ["body.md": "v1", "attachments/a.txt": "A"])
+    }
+
+    @Test func anEntryThatCantBeReadNowIsLeftNotRemovedAndOneOfAnotherComputerIsLeftToIt() throws {
+        // A save whose version can't be completed (the rename into place fails) leaves its entry.
+        let library = try VersionLibrary()
+        let item = try Self.makeNote(library)
+        let rehearsal = try VersionLibrary()
+        let rehearsalItem = try Self.makeNote(rehearsal)
+        let counter = FaultInjector()
+        try VersionStore(libraryURL: rehearsal.url, pruning: .keepAll, durability: .consistent, fileSystem: counter.fileSystem)
+            .save(Self.tree(["body.md": "v2", "attachments/a.txt": "A"]), to: rehearsalItem, options: SaveOptions(durability: .consistent), keepingReplacedAs: .save)
+        let intoPlace = try #require(counter.trace.lastIndex { $0.call == .rename })
+        let faults = FaultInjector()
+        faults.fail(call: intoPlace + 1, with: .ioError)
+        let store = VersionStore(libraryURL: library.url, pruning: .keepAll, durability: .consistent, fileSystem: faults.fileSystem)
+        let (_, kept) = try store.save(Self.tree(["body.md": "v2", "attachments/a.txt": "A"]), to: item, options: SaveOptions(durability: .consistent), keepingReplacedAs: .save)
+        #expect(kept == nil)
+        let waiting = try Self.hiddenEntries(library)
+        try #require(waiting.count == 1 && waiting[0].hasPrefix(".swap-"), "\(waiting)")
+        #expect(try texts(of: item)["body.md"] == "v2")
+        let entry = try #require(library.documentFolders().first).appendingPathComponent(waiting[0])
+
+        // A cleaner that can't read the entry's record (out of descriptors, say) leaves it.
+        let reading = FaultInjector()
+        reading.fail(.open, with: .tooManyOpenFiles)
+        VersionStore(libraryURL: library.url, pruning: .keepAll, durability: .consistent, fileSystem: reading.fileSystem)
+            .settleExchangeEntry(waiting[0], in: entry.deletingLastPathComponent(), key: nil)
+        #expect(reading.trace.contains { $0.call == .open && $0.name.hasSuffix("record.json") }, "the record was not read")
+        #expect(try Self.hiddenEntries(library) == waiting)
+
+        // Contents its id no longer names (its manifest changed in place since), so only the inode
+        // numbers its name records could tell; made by another computer (a sync engine delivered
+        // it), where those numbers mean nothing: left to that computer.
+        let manifest = entry.appendingPathComponent("item/Info.json")
+        try (Data(contentsOf: manifest) + Data(" ".utf8)).write(to: manifest)
+        let recordURL = entry.appendingPathComponent("record.json")
+        let own = try Data(contentsOf: recordURL)
+        var object = try #require(try JSONSerialization.jsonObject(with: own) as? [String: Any])
+        let id = try #require(object["id"] as? String)
+        object["host"] = "another-computer"
+        try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted]).write(to: recordURL)
+        #expect(try library.store().versions(ofItemAt: item).others.isEmpty)
+        #expect(try Self.hiddenEntries(library) == waiting)
+
+        // Its own: completed, under a new id of the same date (the contents are not those the id named).
+        try own.write(to: recordURL)
+        let versions = try library.store().versions(ofItemAt: item).others
+        #expect(try versions.map { try texts(of: $0.url)["body.md"] } == ["v1"])
+        let completed = try #require(versions.first?.persistentIdentifier)
+        #expect(completed != id && completed.prefix(16) == id.prefix(16), "\(completed) for \(id)")
+        #expect(try Self.hiddenEntries(library).isEmpty)
+    }
+
+    @Test func anExchangeRefusedForWantOfPermissionCopiesThatSaveOnly() throws {
+        let library = try VersionLibrary()
+        let item = try Self.makeNote(library)
+        let faults = FaultInjector()
+        faults.fail(.exchange, with: .permissionDenied, once: true)
+        let store = VersionStore(libraryURL: library.url, pruning: .keepAll, durability: .durable, fileSystem: faults.fileSystem)
+        let options = SaveOptions(fileSystem: faults.fileSystem)
+        let bodyInode = try inode(item.appendingPathComponent("body.md").path)
+        let first = try #require(try store.save(Self.tree(["body.md": "v2", "attachments/a.txt": "A"]), to: item, options: options, keepingReplacedAs: .save).kept)
+        #expect(try texts(of: first.url)["body.md"] == "v1")
+        #expect(try inode(first.url.appendingPathComponent("body.md").path) != bodyInode)  // copied
+        let replaced = try inode(item.appendingPathComponent("body.md").path)
+        let second = try #require(try store.save(Self.tree(["body.md": "v3", "attachments/a.txt": "A"]), to: item, options: options, keepingReplacedAs: .save).kept)
+        #expect(try inode(second.url.appendingPathComponent("body.md").path) == replaced)  // exchanged again
         #expect(try Self.hiddenEntries(library).isEmpty)
     }
 
@@ -181,11 +302,11 @@ struct ExchangeKeepTests {
             #expect(try Self.hiddenEntries(library).isEmpty, "\(call)")
             #expect(try FileManager.default.contentsOfDirectory(atPath: library.url.path).sorted() == [VersionStore.folderName, "trip.note"], "\(call)")
         }
-        // Such a save goes through the exchange (else this tests the copy): the version is the replaced folder.
+        // Such a save goes through the exchange (else this tests the copy): the version has the replaced body's file.
         let (library, item, tree) = try makeLibrary()
-        let replaced = try inode(item.path)
+        let replaced = try inode(item.appendingPathComponent("body.md").path)
         let kept = try #require(try library.store().save(tree, to: item, keepingReplacedAs: .save).kept)
-        #expect(try inode(kept.url.path) == replaced, "the save did not exchange")
+        #expect(try inode(kept.url.appendingPathComponent("body.md").path) == replaced, "the save did not exchange")
     }
 }
 

@@ -207,7 +207,7 @@ extension VersionStore {
         do throws(Errno) {
             hold = Descriptor(owning: try fileSystem.open(lockPath, in: AT_FDCWD, flags: O_RDWR | O_CREAT | O_NOFOLLOW, mode: 0o644))
             if (try? fileSystem.lockExclusivelyWithoutWaiting(hold.rawValue, name: lockPath)) != nil {
-                names = removeAbandonedEntries(in: documentFolder)
+                names = removeAbandonedEntries(in: documentFolder, key: key)
             }
             try fileSystem.lockShared(hold.rawValue, name: lockPath)
         } catch {
@@ -308,13 +308,13 @@ extension VersionStore {
     }
 
     /// Completes the entries being built that are whole (`.new-…` with both its record and its
-    /// contents: the record is written last; `.swap-…` whose contents are the replaced package,
-    /// ``settleExchangeEntry(_:in:)``) and removes every other hidden entry (`.new-…`, `.swap-…`,
-    /// `.removing-…`): called only under the folder's exclusive lock (see
+    /// contents: the record is written last; `.swap-…` that hold a package a save replaced,
+    /// ``settleExchangeEntry(_:in:key:)``) and removes every other hidden entry (`.new-…`,
+    /// `.swap-…` never exchanged, `.removing-…`): called only under the folder's exclusive lock (see
     /// ``prepareFolder(for:)``), when no process is building or removing one.
     /// Returns the folder's names as they are then (nil if it can't be listed).
     @discardableResult
-    func removeAbandonedEntries(in folder: URL) -> [String]? {
+    func removeAbandonedEntries(in folder: URL, key: DocumentKey? = nil) -> [String]? {
         // One listing; most often there is nothing hidden (a folder of hundreds of versions costs
         // a `getdents` of a few hundred microseconds on ext4: each save does this once, and its
         // pruning takes the names from here).
@@ -327,7 +327,7 @@ extension VersionStore {
         }
         guard names.contains(where: isHiddenEntry) else { return names }
         completeInterruptedEntries(in: folder, names: names)
-        for name in names where name.hasPrefix(Self.exchangePrefix) { settleExchangeEntry(name, in: folder) }
+        for name in names where name.hasPrefix(Self.exchangePrefix) { settleExchangeEntry(name, in: folder, key: key) }
         guard let left = try? fileSystem.contentsOfDirectory(fd.rawValue, name: folder.path) else { return nil }
         // A `.swap-` entry still there holds a replaced package that could not be completed yet.
         for name in left where isHiddenEntry(name) && !name.hasPrefix(Self.exchangePrefix) {

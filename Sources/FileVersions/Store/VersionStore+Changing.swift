@@ -67,20 +67,23 @@ extension VersionStore {
         if isConflict { (draft.host, draft.user) = (.some(nil), .some(nil)) }  // another process wrote it
         let documentFolder: URL
         let record: VersionRecord
-        var exchanging = false
+        var exchangeDigest: String?
         do throws(DocumentKitError) {
             try prepareStore()
             let prepared = try prepareFolderListing(for: key)
             (documentFolder, hold, listed) = prepared
             let made = try newRecord(for: draft, key: key, in: documentFolder)
             (record, kept) = (made.record, made.existing)
-            exchanging = made.existing == nil && mayExchange(tree, replacing: itemStatus, record: record, isContentNamed: made.isContentNamed)
+            if made.existing == nil {
+                exchangeDigest = self.exchangeDigest(tree, replacing: itemStatus, record: record, isContentNamed: made.isContentNamed)
+            }
         } catch {
             throw Self.versionNotKept(error, itemURL: itemURL)
         }
-        if exchanging {
+        if let exchangeDigest {
             // Its own errors: the store's as the copy's below, the save's as they are.
-            exchanged = try saveKeepingByExchange(tree, to: itemURL, options: options, record: record, key: key, in: documentFolder)
+            exchanged = try saveKeepingByExchange(
+                tree, newDigest: exchangeDigest, to: itemURL, options: options, record: record, key: key, in: documentFolder)
         }
         if kept == nil, exchanged == nil {
             do throws(DocumentKitError) {

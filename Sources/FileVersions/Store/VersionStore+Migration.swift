@@ -56,7 +56,7 @@ extension VersionStore {
             guard let folder = try? openFolder(folderURL, "opening a document's versions") else { continue }
             var copies: [FileIdentityKey: String] = [:]
             let entries = (try? fileSystem.contentsOfDirectory(folder.rawValue, name: folderURL.path)) ?? []
-            for entry in entries.sorted() where !entry.hasPrefix(".removing-") {
+            for entry in entries.sorted() where !entry.hasPrefix(".removing-") && !entry.hasPrefix(Self.exchangePrefix) {
                 let entryURL = folderURL.appendingPathComponent(entry)
                 guard let entryFolder = try? openFolder(entryURL, "opening a version") else { continue }
                 try makePrivate("item", in: entryFolder.rawValue, path: entryURL.path + "/item", copies: &copies)
