@@ -7,7 +7,9 @@ public struct MemberAcceptance: Sendable {
     /// different or not listed. Complete when there was nothing to accept (nothing was written).
     public var verification: PackageVerification
     /// The package exactly as it was found (its old manifest included), kept in the document's
-    /// version store; nil when nothing was written, or the document has no store.
+    /// version store; nil when nothing was written, the document has no store, or (rarely) the
+    /// version is in the store but waits to be completed there (a warning is logged; see
+    /// ``/FileVersions/VersionStore/save(_:to:options:keepingReplacedAs:isConflict:ancestorIdentifier:)``).
     public var keptVersion: FileVersion?
 }
 

@@ -365,6 +365,18 @@ struct CrashRun {
                     }
                     let lost = acknowledged.subtracting(kept).subtracting([found]).sorted()
                     if !lost.isEmpty { fail("saved states missing from the store: \(lost.prefix(10))"); break }
+                    // No file of a version is a file of the document (format 4 moves the replaced package in).
+                    let live = Self.fileIdentities(under: package)
+                    if let shared = listing.others.first(where: { !Self.fileIdentities(under: $0.url).isDisjoint(with: live) }) {
+                        fail("version \(shared.persistentIdentifier) shares a file with the document"); break
+                    }
+                    if mode == "manifested", let hidden = try? FileManager.default.contentsOfDirectory(
+                        atPath: folder.path + "/" + VersionStore.folderName + "/documents"
+                    ).first.map({ folder.path + "/" + VersionStore.folderName + "/documents/" + $0 }),
+                        let left = try? FileManager.default.contentsOfDirectory(atPath: hidden).filter({ $0.hasPrefix(".swap-") }), !left.isEmpty
+                    {
+                        fail("the listing left \(left) in the store"); break
+                    }
                     figures.versionsChecked = kept.count
                 } catch {
                     fail("the store can't be listed: \(error)")
@@ -381,6 +393,19 @@ struct CrashRun {
     }
 
     /// Every way `tree` differs from state `k` of the model: missing, extra or wrong members.
+    /// The device and inode of every regular file at or under `url`.
+    static func fileIdentities(under url: URL) -> Set<[UInt64]> {
+        var result: Set<[UInt64]> = []
+        guard let enumerator = FileManager.default.enumerator(atPath: url.path) else { return result }
+        while let name = enumerator.nextObject() as? String {
+            var info = stat()
+            if lstat(url.path + "/" + name, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG {
+                result.insert([UInt64(info.st_dev), UInt64(info.st_ino)])
+            }
+        }
+        return result
+    }
+
     /// `manifested`: the package also has its manifest, `Info.json`.
     static func differences(_ tree: FileWrapper, fromState k: Int, manifested: Bool = false) -> [String] {
         var files: [String: Data] = [:]
