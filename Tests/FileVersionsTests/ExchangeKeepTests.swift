@@ -77,6 +77,32 @@ struct ExchangeKeepTests {
         #expect(try Self.hiddenEntries(library).isEmpty)
     }
 
+    @Test func anUnchangedMemberIsLinkedFromTheVersionThatHasItWithoutReadingIt() throws {
+        let library = try VersionLibrary()
+        let big = String(repeating: "x", count: 200_000)
+        let item = try Self.makeNote(library, members: ["body.md": "v1", "attachments/big.bin": big])
+        try library.setModified(item.appendingPathComponent("attachments/big.bin"), Date(timeIntervalSinceNow: -3_600))
+        let faults = FaultInjector()
+        let store = VersionStore(libraryURL: library.url, pruning: .keepAll, durability: .consistent, fileSystem: faults.fileSystem)
+        var tree = try FileWrapper(contentsOf: item)
+        var readsOfTheAttachment: [Int] = []
+        for index in 2...4 {
+            var next = try Self.tree(["body.md": "v\(index)", "attachments/big.bin": big])
+            next["attachments"] = tree["attachments"]
+            faults.reset()
+            tree = try store.save(next, to: item, options: SaveOptions(durability: .consistent, fileSystem: faults.fileSystem), keepingReplacedAs: .save).saved
+            readsOfTheAttachment.append(faults.trace.filter { $0.call == .read && $0.name.hasSuffix("big.bin") }.count)
+        }
+        // The first save copies it (nothing in the store has it yet); the next ones link that copy.
+        #expect(readsOfTheAttachment.first ?? 0 > 0)
+        #expect(readsOfTheAttachment.dropFirst().allSatisfy { $0 == 0 }, "\(readsOfTheAttachment)")
+        let versions = try store.versions(ofItemAt: item).others
+        let stored = try Set(versions.map { try inode($0.url.appendingPathComponent("attachments/big.bin").path) })
+        let live = try inode(item.appendingPathComponent("attachments/big.bin").path)
+        #expect(stored.count == 1 && !stored.contains(live))
+        #expect(try versions.allSatisfy { try texts(of: $0.url)["attachments/big.bin"] == big })
+    }
+
     @Test func aSaveThatCantCompleteTheVersionLeavesItForTheNextListingToComplete() throws {
         let library = try VersionLibrary()
         let item = try Self.makeNote(library)

@@ -32,7 +32,9 @@ extension VersionStore {
             !Self.exchangeRefused.withLock({ $0.contains(url.path) }),
             let manifest = try? tree[manifestName]?.regularFileContents
         else { return nil }
-        return String(Digest.sha256(manifest).prefix(16))
+        // The same contents again: the new package could not be told from the replaced one.
+        let digest = String(Digest.sha256(manifest).prefix(16))
+        return record.id.hasSuffix("-" + digest) ? nil : digest
     }
 
     /// Saves `tree` over the package at `itemURL` and keeps the package it replaces as the

@@ -24,8 +24,15 @@ extension VersionStore {
         }
         let entryFolder = try openFolder(entry, "opening the replaced package in the version store")
         let durable = durability.isDurable
-        var copier = PrivateCopy(
-            fileSystem: fileSystem, durable: durable, itemPath: entry.path + "/item", known: key.map { sharing.lookup($0.folderName) } ?? [:])
+        let known = key.map { sharing.lookup($0.folderName) } ?? [:]
+        var copier = PrivateCopy(fileSystem: fileSystem, durable: durable, itemPath: entry.path + "/item", known: known)
+        // The save's own link of an unchanged member into its new package changed the member's
+        // change time: a stored copy of it is found by the rest of its identity, if its contents
+        // were last modified over 2 s ago (git's "racily clean" rule), and remembered so for the next.
+        var knownFiles: [SourceIdentity: String] = [:]
+        for (identity, path) in known { knownFiles[identity.ignoringChangeTime] = path }
+        var made: [SourceIdentity: String] = [:]
+        let trustedBefore = Int64(Date().timeIntervalSince1970 * 1e9) - 2_000_000_000
         var newest: Descriptor?
         var lookedForNewest = key == nil
 
@@ -58,6 +65,18 @@ extension VersionStore {
                 case .regular where status.linkCount > 1:
                     // A member the document still has (or another name has): linked from the newest
                     // version where it has the same bytes, else copied.
+                    let identity = SourceIdentity(status)
+                    let settled = status.modificationTime < trustedBefore
+                    if settled, let stored = knownFiles[identity.ignoringChangeTime] {
+                        do { try fileSystem.unlink(name, in: new) } catch {
+                            if error != .noSuchFileOrDirectory { throw fail(error, newPath + "/" + name, "replacing a partial copy") }
+                        }
+                        if (try? fileSystem.link(stored, in: AT_FDCWD, as: name, in: new)) != nil {
+                            made[identity] = relative + "/" + name
+                            do { try fileSystem.unlink(name, in: old) } catch { throw fail(error, childPath, "removing a member shared with the document") }
+                            continue
+                        }
+                    }
                     if !lookedForNewest, let key {
                         newest = newestEntry(in: folder(for: key), key: key)
                         lookedForNewest = true
@@ -70,6 +89,7 @@ extension VersionStore {
                     try copier.copy(
                         name, in: old, sourcePath: childPath, as: name, in: new, destinationPath: relative + "/" + name,
                         previous: same.map { ($0.directory, $0.name) })
+                    if settled { made[identity] = relative + "/" + name }
                     do { try fileSystem.unlink(name, in: old) } catch { throw fail(error, childPath, "removing a member shared with the document") }
                 default:
                     // Its own file now (or a symbolic link): moved, not copied.
@@ -104,7 +124,7 @@ extension VersionStore {
             try fileSystem.rename("fresh", in: entryFolder.rawValue, to: "item", in: entryFolder.rawValue)
             if durable { try fileSystem.synchronizeDirectory(entryFolder.rawValue, name: entry.path) }
         } catch { throw fail(error, item, "putting the replaced package's new folder in place") }
-        return withExtendedLifetime(newest) { copier.made }
+        return withExtendedLifetime(newest) { copier.made.merging(made) { _, mine in mine } }
     }
 
     /// The folder (open, for the caller to close) and name of the member at `components` of the
