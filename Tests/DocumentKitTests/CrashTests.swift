@@ -392,7 +392,6 @@ struct CrashRun {
         return figures
     }
 
-    /// Every way `tree` differs from state `k` of the model: missing, extra or wrong members.
     /// The device and inode of every regular file at or under `url`.
     static func fileIdentities(under url: URL) -> Set<[UInt64]> {
         var result: Set<[UInt64]> = []
@@ -406,6 +405,7 @@ struct CrashRun {
         return result
     }
 
+    /// Every way `tree` differs from state `k` of the model: missing, extra or wrong members.
     /// `manifested`: the package also has its manifest, `Info.json`.
     static func differences(_ tree: FileWrapper, fromState k: Int, manifested: Bool = false) -> [String] {
         var files: [String: Data] = [:]
