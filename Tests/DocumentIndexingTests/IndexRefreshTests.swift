@@ -66,6 +66,21 @@ struct IndexConflictStateTests {
         for n in 0..<3 { #expect(await index.entry(atRelativePath: "Other\(n).note")?.state == .current) }
     }
 
+    @Test("a version added to the store (after the document was replaced, as a save by exchange does) is no change to tell; the index still learns its stamp")
+    func aVersionAloneIsNoChange() async throws {
+        let library = try IndexTestLibrary()
+        try library.writeNote("A.note", title: "A", identifier: UUID().uuidString)
+        let index = try DocumentIndex(library.configuration())
+        try await index.refresh()
+        _ = try VersionStore(libraryURL: library.url).addVersion(ofItemAt: library.url.appendingPathComponent("A.note", isDirectory: true))
+        let batch = try await index.refresh()
+        #expect(batch.changed.isEmpty && batch.added.isEmpty && batch.removed.isEmpty, "\(batch.changed.map(\.relativePath))")
+        #expect(await index.entry(atRelativePath: "A.note")?.state == .current)
+        // Learnt: the next refresh does not read the document again.
+        let again = try await index.refresh()
+        #expect(again.changed.isEmpty)
+    }
+
     @Test("a document with an unresolved conflict version in the library's store shows the count; a removed one clears it")
     func unresolvedConflicts() async throws {
         let library = try IndexTestLibrary()

@@ -18,6 +18,9 @@ extension IndexSnapshot {
             case added(EntryRecord)
             case changed(EntryRecord)
             case replaced(old: EntryRecord, new: EntryRecord)
+            /// Only its stamps changed (a version added to the store changes the stamp of the
+            /// document's folder there): the database learns them; nobody is told.
+            case restamped(EntryRecord)
         }
 
         private var states: [String: State] = [:]
@@ -53,10 +56,21 @@ extension IndexSnapshot {
             }
         }
 
+        /// The documents whose stamps alone changed, as they are now (for the database only).
+        var restamped: [EntryRecord] {
+            order.compactMap { path in
+                if case .restamped(let new) = states[path] { new } else { nil }
+            }
+        }
+
         var isEmpty: Bool { states.isEmpty && foldersChanged.isEmpty && accountedChanged.isEmpty }
 
-        /// Whether a document was removed, added or changed.
-        var hasDocumentChanges: Bool { !states.isEmpty }
+        /// Whether a document was removed, added or changed (not only restamped).
+        var hasDocumentChanges: Bool {
+            states.values.contains { state in
+                if case .restamped = state { false } else { true }
+            }
+        }
 
         init() {}
 
@@ -73,7 +87,7 @@ extension IndexSnapshot {
             switch states[path] {
             case nil: set(.removed(record), at: path)
             case .added: clear(path)  // new here, gone again: nothing to tell
-            case .changed: states[path] = .removed(record)
+            case .changed, .restamped: states[path] = .removed(record)
             case .replaced(let old, _): states[path] = .removed(old)
             case .removed: break
             }
@@ -86,7 +100,7 @@ extension IndexSnapshot {
             case nil: set(.added(record), at: path)
             case .removed(let old), .replaced(let old, _): states[path] = .replaced(old: old, new: record)
             case .added: states[path] = .added(record)
-            case .changed: states[path] = .changed(record)
+            case .changed, .restamped: states[path] = .changed(record)
             }
         }
 
@@ -96,8 +110,20 @@ extension IndexSnapshot {
             switch states[path] {
             case nil: set(.changed(record), at: path)
             case .added: states[path] = .added(record)
-            case .changed: states[path] = .changed(record)
+            case .changed, .restamped: states[path] = .changed(record)
             // There after a removal: back, as `record`.
+            case .removed(let old), .replaced(let old, _): states[path] = .replaced(old: old, new: record)
+            }
+        }
+
+        /// The document at `record`'s path is as it was but for its stamps (``State/restamped(_:)``).
+        mutating func noteRestamped(_ record: EntryRecord) {
+            let path = record.relativePath
+            switch states[path] {
+            case nil: set(.restamped(record), at: path)
+            case .added: states[path] = .added(record)
+            case .changed: states[path] = .changed(record)
+            case .restamped: states[path] = .restamped(record)
             case .removed(let old), .replaced(let old, _): states[path] = .replaced(old: old, new: record)
             }
         }
@@ -107,7 +133,7 @@ extension IndexSnapshot {
         mutating func withdraw(_ paths: Set<String>) {
             for path in paths {
                 switch states[path] {
-                case .added, .changed: clear(path)
+                case .added, .changed, .restamped: clear(path)
                 case .replaced(let old, _): states[path] = .removed(old)
                 case .removed, nil: break
                 }
@@ -121,6 +147,7 @@ extension IndexSnapshot {
                 case .removed(let old): noteRemoved(old)
                 case .added(let new): noteAdded(new)
                 case .changed(let new): noteChanged(new)
+                case .restamped(let new): noteRestamped(new)
                 case .replaced(let old, let new):
                     noteRemoved(old)
                     noteAdded(new)

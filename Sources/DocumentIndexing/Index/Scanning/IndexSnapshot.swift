@@ -169,7 +169,13 @@ struct IndexSnapshot: Sendable {
             return
         }
         records[path] = record
-        if record != old { changes.noteChanged(record) }
+        // Only the stamp of its folder in the version store (a version added after the document
+        // was replaced, as a save that exchanges the replaced package into the store does, with
+        // the same conflicts): no change to tell.
+        guard record != old else { return }
+        var withOldConflicts = record
+        withOldConflicts.conflicts = old.conflicts
+        if withOldConflicts == old { changes.noteRestamped(record) } else { changes.noteChanged(record) }
     }
 }
 

@@ -227,7 +227,7 @@ final class IndexDatabase: Sendable {
             for record in changes.removed {
                 try db.cachedStatement(sql: "DELETE FROM entries WHERE path = ?").execute(arguments: [record.relativePath])
             }
-            for record in changes.added + changes.changed { try Self.upsert(record, in: db) }
+            for record in changes.added + changes.changed + changes.restamped { try Self.upsert(record, in: db) }
             for (path, stamp) in changes.foldersChanged {
                 if let stamp {
                     try db.execute(sql: "INSERT OR REPLACE INTO folders (path, stamp) VALUES (?, ?)", arguments: [path, stamp.blob])
