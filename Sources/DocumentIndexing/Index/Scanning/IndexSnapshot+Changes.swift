@@ -4,7 +4,8 @@ extension IndexSnapshot {
     ///
     /// A path is at most one of: removed (it was there, it is gone), added (it was not there),
     /// changed (there before and after), or removed and added (gone and back within these
-    /// changes: the removal holds the record the index had, the addition what it is now). A
+    /// changes: the removal holds the record the index had, the addition what it is now), or
+    /// restamped (its stamps alone changed: for the database only, nobody is told). A
     /// refresh that reads a document a shell is removing can see it changed and then gone: that
     /// is a removal, never a change (which would put the gone document back in a reader's view,
     /// and in the database).
@@ -133,7 +134,9 @@ extension IndexSnapshot {
         mutating func withdraw(_ paths: Set<String>) {
             for path in paths {
                 switch states[path] {
-                case .added, .changed, .restamped: clear(path)
+                case .added, .changed: clear(path)
+                // The snapshot keeps the new stamps; so does the database.
+                case .restamped: break
                 case .replaced(let old, _): states[path] = .removed(old)
                 case .removed, nil: break
                 }
