@@ -199,9 +199,8 @@ extension VersionStore {
     func prepareFolderListing(for key: DocumentKey) throws(DocumentKitError) -> (URL, Descriptor, [String]?) {
         let documentFolder = folder(for: key)
         try makeFolder(documentFolder, "Can't create the document's folder in the version store")
-        let locks = url.appendingPathComponent("locks", isDirectory: true)
-        try makeFolder(locks, "Can't create the version store's locks")
-        let lockPath = locks.path + "/" + key.folderName
+        try makeFolder(url.appendingPathComponent("locks", isDirectory: true), "Can't create the version store's locks")
+        let lockPath = lockPath(for: key)
         let hold: Descriptor
         var names: [String]?
         do throws(Errno) {
@@ -214,6 +213,11 @@ extension VersionStore {
             throw DocumentKitError(error, operation: .save, path: lockPath, step: "locking the document's folder in the version store")
         }
         return (documentFolder, hold, names)
+    }
+
+    /// The lock file of `key`'s folder (`locks/KEY`, see ``prepareFolder(for:)``).
+    func lockPath(for key: DocumentKey) -> String {
+        url.appendingPathComponent("locks", isDirectory: true).path + "/" + key.folderName
     }
 
     /// A new hidden entry (`.new-RANDOM`, or `.swap-RANDOM` for `purpose` "swap") in

@@ -113,6 +113,19 @@ extension VersionStore {
         return (saved, kept)
     }
 
+    /// A failure to keep the replaced version, as the save reports it: nothing was saved.
+    static func versionNotKept(_ error: DocumentKitError, itemURL: URL) -> DocumentKitError {
+        var error = error
+        error.operation = .save
+        error.originalIsIntact = true
+        if error.path != itemURL.path, error.detail?.contains(itemURL.path) != true {
+            let reason = error.detail.map { " " + $0 } ?? ""
+            error.detail = "The version it replaces could not be kept in the version store, so it was not saved (\(error.path)).\(reason)"
+            error.path = itemURL.path
+        }
+        return error
+    }
+
     /// The status of every regular file at or under `url` (best effort).
     func fileStatuses(under url: URL) -> [FileStatus] {
         var result: [FileStatus] = []

@@ -192,7 +192,7 @@ extension VersionStore {
     /// died, or could not complete); returns whether it could. A process that can't open the lock
     /// file for writing (a reader without write access) leaves them.
     func settleExchangeEntriesIfIdle(in folder: URL, key: DocumentKey) -> Bool {
-        let lockPath = url.appendingPathComponent("locks", isDirectory: true).path + "/" + key.folderName
+        let lockPath = lockPath(for: key)
         guard let fd = try? fileSystem.open(lockPath, in: AT_FDCWD, flags: O_RDWR | O_NOFOLLOW) else { return false }
         let lock = Descriptor(owning: fd)
         guard (try? fileSystem.lockExclusivelyWithoutWaiting(lock.rawValue, name: lockPath)) != nil else { return false }

@@ -36,6 +36,13 @@ extension VersionStore {
         var newest: Descriptor?
         var lookedForNewest = key == nil
 
+        /// Removes what a killed rebuild may have left of a copy at `name` in `new`.
+        func removePartialCopy(_ name: String, in new: CInt, path: String) throws(DocumentKitError) {
+            do { try fileSystem.unlink(name, in: new) } catch {
+                if error != .noSuchFileOrDirectory { throw fail(error, path, "replacing a partial copy") }
+            }
+        }
+
         /// Moves what is in `old` (at `path`, `relative` to the entry) into `new`.
         func move(_ old: CInt, path: String, into new: CInt, newPath: String, relative: String, components: [String]) throws(DocumentKitError) {
             let names: [String]
@@ -68,9 +75,7 @@ extension VersionStore {
                     let identity = SourceIdentity(status)
                     let settled = status.modificationTime < trustedBefore
                     if settled, let stored = knownFiles[identity.ignoringChangeTime] {
-                        do { try fileSystem.unlink(name, in: new) } catch {
-                            if error != .noSuchFileOrDirectory { throw fail(error, newPath + "/" + name, "replacing a partial copy") }
-                        }
+                        try removePartialCopy(name, in: new, path: newPath + "/" + name)
                         if (try? fileSystem.link(stored, in: AT_FDCWD, as: name, in: new)) != nil {
                             made[identity] = relative + "/" + name
                             do { try fileSystem.unlink(name, in: old) } catch { throw fail(error, childPath, "removing a member shared with the document") }
@@ -83,9 +88,7 @@ extension VersionStore {
                     }
                     let same = newest.flatMap { sameMember(components + [name], in: $0.rawValue) }
                     defer { if let same { Glibc.close(same.directory) } }
-                    do { try fileSystem.unlink(name, in: new) } catch {
-                        if error != .noSuchFileOrDirectory { throw fail(error, newPath + "/" + name, "replacing a partial copy") }
-                    }
+                    try removePartialCopy(name, in: new, path: newPath + "/" + name)
                     try copier.copy(
                         name, in: old, sourcePath: childPath, as: name, in: new, destinationPath: relative + "/" + name,
                         previous: same.map { ($0.directory, $0.name) })
@@ -139,18 +142,5 @@ extension VersionStore {
             folder = next
         }
         return (folder, name)
-    }
-
-    /// A failure to keep the replaced version, as the save reports it: nothing was saved.
-    static func versionNotKept(_ error: DocumentKitError, itemURL: URL) -> DocumentKitError {
-        var error = error
-        error.operation = .save
-        error.originalIsIntact = true
-        if error.path != itemURL.path, error.detail?.contains(itemURL.path) != true {
-            let reason = error.detail.map { " " + $0 } ?? ""
-            error.detail = "The version it replaces could not be kept in the version store, so it was not saved (\(error.path)).\(reason)"
-            error.path = itemURL.path
-        }
-        return error
     }
 }
