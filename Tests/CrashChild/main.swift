@@ -134,13 +134,13 @@ if arguments.count == 5, arguments[2] == "draft", let k = Int(arguments[4]) {
     while true { sleep(1000) }
 }
 
-guard arguments.count == 4, ["exchange", "fallback", "versions", "manifested", "zip"].contains(arguments[2]), let start = Int(arguments[3]) else {
-    fail("usage: dk-crash-child PACKAGE (exchange|fallback|versions|manifested|zip) START")
+guard arguments.count == 4, ["exchange", "fallback", "versions", "manifested", "manifested-later", "zip"].contains(arguments[2]), let start = Int(arguments[3]) else {
+    fail("usage: dk-crash-child PACKAGE (exchange|fallback|versions|manifested|manifested-later|zip) START")
 }
 let kind: CrashDocument.Type =
     switch arguments[2] {
     case "zip": ZipCrashDocument.self
-    case "manifested": ManifestedCrashDocument.self
+    case "manifested", "manifested-later": ManifestedCrashDocument.self
     default: CrashDocument.self
     }
 let url = URL(fileURLWithPath: arguments[1])
@@ -169,13 +169,16 @@ if FileManager.default.fileExists(atPath: url.path) {
     document =
         switch arguments[2] {
         case "zip": ZipCrashDocument(fileURL: url, content: first, saveOptions: options)
-        case "manifested": ManifestedCrashDocument(fileURL: url, content: first, saveOptions: options)
+        case "manifested", "manifested-later": ManifestedCrashDocument(fileURL: url, content: first, saveOptions: options)
         default: CrashDocument(fileURL: url, content: first, saveOptions: options)
         }
 }
 
-if arguments[2] == "versions" || arguments[2] == "manifested" {
-    document.versionStore = VersionStore(libraryURL: url.deletingLastPathComponent(), pruning: .keepAll, durability: .durable)
+if ["versions", "manifested", "manifested-later"].contains(arguments[2]) {
+    // manifested-later: each save returns before the version it keeps is complete (as `notes serve`).
+    document.versionStore = VersionStore(
+        libraryURL: url.deletingLastPathComponent(), pruning: .keepAll, durability: .durable,
+        versionCompletion: arguments[2] == "manifested-later" ? .afterSaveReturns : .beforeSaveReturns)
 }
 
 var k = start

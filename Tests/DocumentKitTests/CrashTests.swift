@@ -40,6 +40,11 @@ import Testing
         try await CrashRun(mode: "manifested", iterations: 60).runAndRecord()
     }
 
+    @Test("SIGKILL during saves whose versions are completed after they return (a server's mode): every replaced state the child was told saved is in the store")
+    func killsDuringSavesCompletingTheirVersionsLater() async throws {
+        try await CrashRun(mode: "manifested-later", iterations: 60).runAndRecord()
+    }
+
     @Test("SIGKILL during saves of a document stored as one zip file leaves one whole state and no litter")
     func killsDuringSingleFileArchiveSaves() async throws {
         try await CrashRun(mode: "zip", iterations: 120).runAndRecord()
@@ -335,13 +340,13 @@ struct CrashRun {
                 fail("the package holds state \(found); expected \(allowedDescription)")
                 break
             }
-            let problems = Self.differences(tree, fromState: found, manifested: mode == "manifested")
+            let problems = Self.differences(tree, fromState: found, manifested: mode.hasPrefix("manifested"))
             if !problems.isEmpty {
                 fail("the package is state \(found) in state.txt, but: \(problems.prefix(8).joined(separator: "; "))")
                 break
             }
             // The real Document stack opens it to the same state.
-            let opened = Self.openDocument(at: package, zip: mode == "zip", manifested: mode == "manifested")
+            let opened = Self.openDocument(at: package, zip: mode == "zip", manifested: mode.hasPrefix("manifested"))
             if opened != .success(found) {
                 fail("Document.open gave \(opened), expected state \(found)")
                 break
@@ -352,7 +357,7 @@ struct CrashRun {
             }
             // With a version store: every state the child was told saved, and that another save
             // replaced since, is kept (issue #12 §4: a kill between the swap and the store lost it).
-            if mode == "versions" || mode == "manifested" {
+            if mode == "versions" || mode.hasPrefix("manifested") {
                 if let lastSaved { acknowledged.formUnion(start...lastSaved) }
                 let store = VersionStore(libraryURL: folder, pruning: .keepAll)
                 do {
@@ -370,7 +375,7 @@ struct CrashRun {
                     if let shared = listing.others.first(where: { !Self.fileIdentities(under: $0.url).isDisjoint(with: live) }) {
                         fail("version \(shared.persistentIdentifier) shares a file with the document"); break
                     }
-                    if mode == "manifested", let hidden = try? FileManager.default.contentsOfDirectory(
+                    if mode.hasPrefix("manifested"), let hidden = try? FileManager.default.contentsOfDirectory(
                         atPath: folder.path + "/" + VersionStore.folderName + "/documents"
                     ).first.map({ folder.path + "/" + VersionStore.folderName + "/documents/" + $0 }),
                         let left = try? FileManager.default.contentsOfDirectory(atPath: hidden).filter({ $0.hasPrefix(".swap-") }), !left.isEmpty

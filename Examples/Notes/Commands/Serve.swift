@@ -44,7 +44,8 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         MemoryTrimmer.limitArenas()
         try await runReportingErrors {
-            let library = try options.writableLibrary.flushing(flush.durability)
+            // A write is answered once the note is saved and durable; the version it replaced is named after.
+            let library = try options.writableLibrary.flushing(flush.durability, versionCompletion: .afterSaveReturns)
             var limits = ServerLimits()
             limits.maxBodyBytes = maxBodyBytes
             limits.maxAttachmentBytes = maxAttachmentBytes

@@ -34,13 +34,15 @@ struct NotesLibrary {
             libraryURL: url, coordinator: coordinator, manifestName: NoteFormat.manifestName, syncEngines: syncEngines)
     }
 
-    /// This library with its notes and versions flushed as `durability` says.
-    func flushing(_ durability: Durability) -> NotesLibrary {
+    /// This library with its notes and versions flushed as `durability` says; `versionCompletion`:
+    /// whether a save returns before the version it keeps is complete (a server's answer does not
+    /// wait for it; see `VersionStore.VersionCompletion`).
+    func flushing(_ durability: Durability, versionCompletion: VersionStore.VersionCompletion = .beforeSaveReturns) -> NotesLibrary {
         var library = self
         library.durability = durability
         library.store = VersionStore(
             libraryURL: store.libraryURL, coordinator: store.coordinator, manifestName: store.manifestName, pruning: store.pruning,
-            durability: durability, fileSystem: store.fileSystem, syncEngines: store.syncEngines)
+            durability: durability, fileSystem: store.fileSystem, syncEngines: store.syncEngines, versionCompletion: versionCompletion)
         return library
     }
 

@@ -10,8 +10,8 @@ import UnixSignals
 /// the OpenAPI document and the web page, on Hummingbird 2.
 ///
 /// SIGTERM or SIGINT: the server stops accepting, the event streams end, requests in flight
-/// finish (each write is acknowledged only once saved), then the library's index is closed and
-/// the process exits 0.
+/// finish (each write is acknowledged only once saved), then the library's index is closed, the
+/// versions the last saves kept are complete, and the process exits 0.
 struct NotesServer {
     let api: NotesAPI
     let host: String
@@ -58,5 +58,13 @@ struct NotesServer {
         configuration.maximumCancellationDuration = .seconds(5)
         try await ServiceGroup(configuration: configuration).run()
         await api.library.index?.close()
+        // The versions the last saves kept, still being completed, are complete before the process ends.
+        let store = api.library.store
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                store.waitForPendingVersions()
+                done.resume()
+            }
+        }
     }
 }

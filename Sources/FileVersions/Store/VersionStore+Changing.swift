@@ -58,11 +58,13 @@ extension VersionStore {
             return (try tree.write(to: itemURL, options: options), nil)
         }
         let key = documentKey(forItemAt: itemURL)
+        // The version a save that returned is still completing comes first (this process reads its own saves).
+        waitForPendingVersions(of: key)
         var kept: FileVersion?
         var added: URL?
         let hold: Descriptor
         var listed: [String]?
-        var exchanged: (saved: FileWrapper, kept: FileVersion?)?
+        var exchanged: (saved: FileWrapper, entry: URL)?
         var draft = VersionDraft(itemURL: itemURL, source: itemURL, origin: origin, isConflict: isConflict, ancestor: ancestorIdentifier)
         if isConflict { (draft.host, draft.user) = (.some(nil), .some(nil)) }  // another process wrote it
         let documentFolder: URL
@@ -99,7 +101,18 @@ extension VersionStore {
         let saved: FileWrapper
         if let exchanged {
             saved = exchanged.saved
-            kept = exchanged.kept
+            let pruned = listed.map { names in names + [record.id] }
+            if versionCompletion == .afterSaveReturns {
+                completeLater(key) { [self] in
+                    _ = completeExchange(exchanged.entry, record: record, key: key, in: documentFolder, itemURL: itemURL)
+                    withExtendedLifetime(hold) {}
+                    prune(key: key, itemURL: itemURL, listed: pruned)
+                }
+                // Where it will be (a listing in this process waits for it).
+                let contents = documentFolder.appendingPathComponent(record.id, isDirectory: true).appendingPathComponent("item", isDirectory: true)
+                return (saved, Self.version(from: record, itemURL: itemURL, contents: contents))
+            }
+            kept = completeExchange(exchanged.entry, record: record, key: key, in: documentFolder, itemURL: itemURL)
         } else {
             do { saved = try tree.write(to: itemURL, options: options) } catch {
                 // Not saved: the version just kept is the item as it still is.
@@ -181,7 +194,9 @@ extension VersionStore {
                 detail: "Version \(version.persistentIdentifier) is an unresolved conflict: resolve it first, or ask explicitly to discard it.")
         }
         try coordinated(writing: version.itemURL) { () throws(DocumentKitError) in
-            try removeEntry(version.url.deletingLastPathComponent())
+            let entry = version.url.deletingLastPathComponent()
+            PendingVersions.shared.wait(for: entry.deletingLastPathComponent().path)  // a version its save still completes
+            try removeEntry(entry)
         }
     }
 
@@ -236,7 +251,9 @@ extension VersionStore {
     /// Prunes the versions of the item now (saves prune after every version they keep).
     public func prune(ofItemAt itemURL: URL, now: Date = Date()) throws(DocumentKitError) {
         try coordinated(writing: itemURL) { () throws(DocumentKitError) in
-            prune(key: documentKey(forItemAt: itemURL), itemURL: itemURL, now: now)
+            let key = documentKey(forItemAt: itemURL)
+            waitForPendingVersions(of: key)
+            prune(key: key, itemURL: itemURL, now: now)
         }
     }
 

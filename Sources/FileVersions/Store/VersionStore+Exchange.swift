@@ -37,15 +37,14 @@ extension VersionStore {
         return record.id.hasSuffix("-" + digest) ? nil : digest
     }
 
-    /// Saves `tree` over the package at `itemURL` and keeps the package it replaces as the
-    /// version `record` by exchange (see above); call it under the document folder's shared hold.
+    /// Saves `tree` over the package at `itemURL` and puts the package it replaces in a new
+    /// `.swap-` entry whose record is `record` (see above); call it under the document folder's
+    /// shared hold, then ``completeExchange(_:record:key:in:itemURL:)`` under the same hold.
     /// Returns nil, with nothing changed, where the exchange can't be used (the caller copies).
-    /// `kept` is nil when the replaced package is in the store but could not be named yet (the
-    /// next process to clean the folder completes it; a warning says why).
     func saveKeepingByExchange(
         _ tree: FileWrapper, newDigest: String, to itemURL: URL, options: SaveOptions, record: VersionRecord, key: DocumentKey,
         in documentFolder: URL
-    ) throws(DocumentKitError) -> (saved: FileWrapper, kept: FileVersion?)? {
+    ) throws(DocumentKitError) -> (saved: FileWrapper, entry: URL)? {
         let entry: URL
         do {
             entry = try createExchangeEntry(in: documentFolder, newDigest: newDigest)
@@ -70,6 +69,13 @@ extension VersionStore {
             settleExchangeEntry(entry.lastPathComponent, in: documentFolder, key: key)
             throw error
         }
+        return (saved, entry)
+    }
+
+    /// Keeps the package an exchange put in `entry` as the version `record`: its folders made
+    /// anew, the entry renamed to the id. Returns the version, or nil when it could not be
+    /// named yet (the next process to clean the folder completes it; a warning says why).
+    func completeExchange(_ entry: URL, record: VersionRecord, key: DocumentKey, in documentFolder: URL, itemURL: URL) -> FileVersion? {
         do {
             let made = try rebuildExchangedTree(in: entry, key: key)
             let final = documentFolder.appendingPathComponent(record.id, isDirectory: true)
@@ -78,7 +84,7 @@ extension VersionStore {
                     throw DocumentKitError(error, operation: .save, path: final.path, step: "putting the replaced version in place")
                 }
                 _ = try? removeItem(entry.path, in: AT_FDCWD, using: fileSystem)
-                return (saved, existing)
+                return existing
             }
             synchronize(documentFolder)
             if !made.isEmpty {
@@ -86,12 +92,12 @@ extension VersionStore {
                 sharing.replace(key.folderName, with: made.mapValues { prefix + $0 })
             }
             sharing.rememberPlaced(final.path, of: key.folderName)
-            return (saved, Self.version(from: record, itemURL: itemURL, contents: final.appendingPathComponent("item", isDirectory: true)))
+            return Self.version(from: record, itemURL: itemURL, contents: final.appendingPathComponent("item", isDirectory: true))
         } catch {
             synchronize(documentFolder)
             Self.logger.warning(
                 "Saved \(itemURL.path); the version it replaced is in the version store at \(entry.path) but could not be completed yet (\(error.localizedDescription)): the next save or listing of the document completes it")
-            return (saved, nil)
+            return nil
         }
     }
 

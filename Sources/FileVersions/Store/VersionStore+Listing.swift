@@ -101,6 +101,7 @@ extension VersionStore {
     func storedVersions(
         of key: DocumentKey, itemURL: URL, reporting: Bool = true, newestSecondOnly: Bool = false, trusting: Bool? = nil
     ) -> ([FileVersion], [DocumentKitError]) {
+        waitForPendingVersions(of: key)
         let folder = folder(for: key)
         guard var entries = folderEntries(at: folder) else { return ([], []) }
         if entries.hasNewEntries {

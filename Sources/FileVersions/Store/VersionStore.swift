@@ -51,6 +51,8 @@ public final class VersionStore: Sendable {
     /// The sync engines the library lives under: only their conflict copies are adopted (see
     /// ``ConflictCopyName/init(parsing:isFolder:engines:originalIsFolder:)``). All known engines by default.
     public let syncEngines: Set<ConflictCopyName.Engine>
+    /// When a save that keeps the package it replaces by exchange finishes keeping it.
+    public let versionCompletion: VersionCompletion
     /// Which stored files hold the bytes of which live files (see ``SharingCache``).
     let sharing = SharingCache()
     /// Which versions of each document folder are unresolved conflicts, by record identity.
@@ -69,15 +71,19 @@ public final class VersionStore: Sendable {
 
     /// The store of the library folder `libraryURL` (created on first use); `fileSystem` is the
     /// seam its system calls go through (tests inject failures); `syncEngines`, the sync engines
-    /// whose conflict copies the library adopts.
+    /// whose conflict copies the library adopts; `versionCompletion`, when a save by exchange
+    /// finishes keeping the package it replaced (a server answers sooner with
+    /// ``VersionCompletion/afterSaveReturns``).
     public convenience init(
         libraryURL: URL, coordinator: FileCoordinator? = nil, manifestName: String = "Info.json",
         pruning: PruningSchedule = .standard, durability: Durability = .durable, fileSystem: FileSystem = .live,
-        syncEngines: Set<ConflictCopyName.Engine> = ConflictCopyName.Engine.all
+        syncEngines: Set<ConflictCopyName.Engine> = ConflictCopyName.Engine.all,
+        versionCompletion: VersionCompletion = .beforeSaveReturns
     ) {
         self.init(
             libraryURL: libraryURL, coordinator: coordinator, manifestName: manifestName, pruning: pruning, durability: durability,
-            fileSystem: fileSystem, syncEngines: syncEngines, trustHorizon: VersionStore.defaultTrustHorizon)
+            fileSystem: fileSystem, syncEngines: syncEngines, trustHorizon: VersionStore.defaultTrustHorizon,
+            versionCompletion: versionCompletion)
     }
 
     /// As the public initializer; `trustHorizon` is how long an entry found whole is taken as
@@ -85,9 +91,11 @@ public final class VersionStore: Sendable {
     package init(
         libraryURL: URL, coordinator: FileCoordinator? = nil, manifestName: String = "Info.json",
         pruning: PruningSchedule = .standard, durability: Durability = .durable, fileSystem: FileSystem = .live,
-        syncEngines: Set<ConflictCopyName.Engine> = ConflictCopyName.Engine.all, trustHorizon: Duration
+        syncEngines: Set<ConflictCopyName.Engine> = ConflictCopyName.Engine.all, trustHorizon: Duration,
+        versionCompletion: VersionCompletion = .beforeSaveReturns
     ) {
         self.trustHorizon = trustHorizon
+        self.versionCompletion = versionCompletion
         self.fileSystem = fileSystem
         self.syncEngines = syncEngines
         self.libraryURL = libraryURL.standardizedFileURL

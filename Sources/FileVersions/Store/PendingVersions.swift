@@ -1,0 +1,53 @@
+import Dispatch
+import Synchronization
+
+/// The versions this process is still completing after the saves that kept them returned
+/// (``VersionStore/VersionCompletion/afterSaveReturns``), by document folder of a store: what a
+/// listing or a save of the same document waits for, so that the process reads its own saves.
+final class PendingVersions: Sendable {
+    /// The registry of the process: stores of one library folder opened twice share it.
+    static let shared = PendingVersions()
+
+    private struct Folder {
+        let group = DispatchGroup()
+        var count = 0
+    }
+
+    private let folders = Mutex<[String: Folder]>([:])
+    private let queue = DispatchQueue(label: "DocumentKit.versions.completion", attributes: .concurrent)
+
+    /// True on a thread running a completion: it never waits for itself.
+    @TaskLocal private static var isCompleting = false
+
+    /// Runs `work` on a background queue as a completion of `folder`'s versions.
+    func run(_ folder: String, _ work: @escaping @Sendable () -> Void) {
+        let group = folders.withLock { folders in
+            var entry = folders[folder] ?? Folder()
+            entry.count += 1
+            entry.group.enter()
+            folders[folder] = entry
+            return entry.group
+        }
+        queue.async {
+            Self.$isCompleting.withValue(true) { work() }
+            self.folders.withLock { folders in
+                guard var entry = folders[folder] else { return }
+                entry.count -= 1
+                folders[folder] = entry.count == 0 ? nil : entry
+            }
+            group.leave()
+        }
+    }
+
+    /// Returns once no completion of `folder` runs or waits to (at once on a completion's own thread).
+    func wait(for folder: String) {
+        guard !Self.isCompleting, let group = folders.withLock({ $0[folder]?.group }) else { return }
+        group.wait()
+    }
+
+    /// Returns once no completion of a folder whose path starts with `prefix` runs or waits to.
+    func wait(forEveryFolderUnder prefix: String) {
+        guard !Self.isCompleting else { return }
+        while let group = folders.withLock({ $0.first { $0.key.hasPrefix(prefix) }?.value.group }) { group.wait() }
+    }
+}
