@@ -154,12 +154,18 @@ extension PruningSchedule {
     /// young enough for a band that keeps everything (or nothing is ever removed). Lets a store
     /// skip reading its records.
     public func mayRemove(fromVersionsDated dates: [Date], now: Date) -> Bool {
-        if maximumBytes != nil { return dates.count > 1 }
+        mayRemove(fromVersionsCount: dates.count, oldest: dates.min(), now: now)
+    }
+
+    /// ``mayRemove(fromVersionsDated:now:)`` for `count` versions of which the oldest is dated
+    /// `oldest`: all it needs.
+    func mayRemove(fromVersionsCount count: Int, oldest: Date?, now: Date) -> Bool {
+        if maximumBytes != nil { return count > 1 }
         if bands.isEmpty && maximumAge == nil { return false }
-        guard dates.count > 1 else { return false }
+        guard count > 1, let oldest else { return false }
         let keepAllUntil = bands.sorted { ($0.until, $0.interval) < ($1.until, $1.interval) }
             .prefix { $0.interval == 0 }.last?.until ?? 0
         let limit = min(keepAllUntil, maximumAge ?? .infinity)
-        return dates.contains { now.timeIntervalSince($0) >= limit }
+        return now.timeIntervalSince(oldest) >= limit
     }
 }

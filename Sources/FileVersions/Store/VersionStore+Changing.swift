@@ -232,8 +232,12 @@ extension VersionStore {
     func prune(key: DocumentKey, itemURL: URL, now: Date = Date(), listed: [String]? = nil) {
         // The ids hold the dates: a listing of the folder tells whether anything may go.
         let names = listed ?? names(inFolderAt: folder(for: key).path) ?? []
-        let dates = names.compactMap(VersionIdentifier.date(of:))
-        guard pruning.mayRemove(fromVersionsDated: dates, now: now) else { return }
+        // An id starts with its date (`YYYYMMDDTHHMMSSZ`): the least is the oldest, which with
+        // their number is all the schedule needs (a save of a note with thousands of versions
+        // decodes one date, not thousands).
+        let ids = names.filter(VersionIdentifier.isValid)
+        let oldest = ids.min().flatMap(VersionIdentifier.date(of:)) ?? ids.compactMap(VersionIdentifier.date(of:)).min()
+        guard pruning.mayRemove(fromVersionsCount: ids.count, oldest: oldest, now: now) else { return }
         let (versions, _) = storedVersions(of: key, itemURL: itemURL, reporting: false)
         let candidates = versions.map { version in
             PruningSchedule.Candidate(
