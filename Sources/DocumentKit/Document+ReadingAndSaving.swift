@@ -33,11 +33,23 @@ extension Document {
         let url = reading.url
         apply(reading, keeping: [])
         lifecycle.withLock { $0.firstUnsavedChange = nil }
-        if let store = versionStore, let conflicts = try? store.unresolvedConflictCount(ofItemAt: url), conflicts > 0 {
+        if let store = versionStore, let conflicts = unresolvedConflictCount(in: store, ofItemAt: url, read: reading), conflicts > 0 {
             changeState { $0.insert(.inConflict) }
         }
         startPresenting()
         post(.opened)
+    }
+
+    /// The number of unresolved conflict versions of the item just read: by the document
+    /// identifier its manifest named, when the store reads the same manifest (no second read of
+    /// it), else as the store finds the item.
+    func unresolvedConflictCount(in store: VersionStore, ofItemAt url: URL, read reading: Reading) -> Int? {
+        if let opened = reading.manifested, let format, store.manifestName == format.manifestName,
+            !opened.manifest.documentIdentifier.isEmpty
+        {
+            return try? store.unresolvedConflictCount(ofDocumentIdentifier: opened.manifest.documentIdentifier)
+        }
+        return try? store.unresolvedConflictCount(ofItemAt: url)
     }
 
     /// What one read of the document's item gave: read by ``readItem(at:)``, taken in by

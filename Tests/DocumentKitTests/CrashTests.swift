@@ -130,6 +130,9 @@ struct CrashRun {
         var bornLitter = 0
         /// Versions found in the store at the last check (mode versions).
         var versionsChecked = 0
+        /// Kills that left a `.swap-` entry for the listing to complete (a version still being
+        /// completed, or a save killed after its exchange).
+        var exchangesLeft = 0
         /// Kills between the two renames of the fallback swap: the name missing, an intent there.
         var nameMissingBeforeOpen = 0
         var seconds = 0.0
@@ -142,7 +145,7 @@ struct CrashRun {
                 + "(\(interruptedSaveLanded) found with the new state, \(interruptedSaveRolledBack) with the previous one), "
                 + "\(killedBetweenSaves) between saves; \(completedSaves) saves completed; "
                 + "\(distinctStatesSeen.count) distinct states found on disk, package absent \(packageMissing) times; "
-                + "litter before the open \(litterBeforeOpen) times (a young born item only \(bornLitter) times), \(versionsChecked) versions kept, the name missing with an intent \(nameMissingBeforeOpen) times; "
+                + "litter before the open \(litterBeforeOpen) times (a young born item only \(bornLitter) times), \(versionsChecked) versions kept, \(exchangesLeft) .swap- entries left to the listing, the name missing with an intent \(nameMissingBeforeOpen) times; "
                 + "median save \(medianSave.formatted(.units(allowed: [.milliseconds]))); "
                 + String(format: "%.1f s", seconds)
         }
@@ -174,6 +177,8 @@ struct CrashRun {
         #expect(figures.distinctStatesSeen.count >= iterations / 5, "too few states reached; seed \(seed)")
         #expect(figures.interruptedSaveLanded > 0, "no kill landed after a swap; seed \(seed)")
         #expect(figures.interruptedSaveRolledBack > 0, "no kill landed before a swap; seed \(seed)")
+        // The mode's point: kills while a saved version was still being completed.
+        if mode == "manifested-later" { #expect(figures.exchangesLeft > 0, "no kill left a version to complete; seed \(seed)") }
     }
 
     private func run(child childPath: String, in folder: URL, seed: UInt64, failures: inout [String]) -> Figures {
@@ -360,6 +365,11 @@ struct CrashRun {
             if mode == "versions" || mode.hasPrefix("manifested") {
                 if let lastSaved { acknowledged.formUnion(start...lastSaved) }
                 let store = VersionStore(libraryURL: folder, pruning: .keepAll)
+                let documents = folder.path + "/" + VersionStore.folderName + "/documents"
+                for document in (try? FileManager.default.contentsOfDirectory(atPath: documents)) ?? [] {
+                    let names = (try? FileManager.default.contentsOfDirectory(atPath: documents + "/" + document)) ?? []
+                    figures.exchangesLeft += names.filter { $0.hasPrefix(".swap-") }.count
+                }
                 do {
                     let listing = try store.versions(ofItemAt: package)
                     if !listing.problems.isEmpty { fail("the store reports \(listing.problems)"); break }

@@ -14,6 +14,33 @@ import Testing
 struct LaterCompletionTests {
     static let v1 = ["body.md": "v1", "attachments/a.txt": "A"]
 
+    /// A file system on which a completion stops where it makes the replaced package's folders
+    /// anew (`fresh`) until `open()`; `reached` is signalled when it gets there.
+    final class Gate: Sendable {
+        let reached = DispatchSemaphore(value: 0)
+        private let gate = DispatchSemaphore(value: 0)
+        var fileSystem: FileSystem {
+            FileSystem(interceptor: { [self] call, name in
+                if call == .makeDirectory, name == "fresh" {
+                    reached.signal()
+                    gate.wait()
+                }
+                return nil
+            })
+        }
+        func open() { gate.signal() }
+    }
+
+    /// Runs `body` on a thread of its own; the semaphore is signalled when it returned.
+    static func onThread(_ body: @escaping @Sendable () -> Void) -> DispatchSemaphore {
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            body()
+            done.signal()
+        }
+        return done
+    }
+
     static func store(_ library: VersionLibrary, fileSystem: FileSystem = .live, pruning: PruningSchedule = .keepAll) -> VersionStore {
         VersionStore(
             libraryURL: library.url, pruning: pruning, durability: .consistent, fileSystem: fileSystem, versionCompletion: .afterSaveReturns)
@@ -22,38 +49,34 @@ struct LaterCompletionTests {
     @Test func theSaveReturnsBeforeTheVersionIsCompleteAndAListingWaitsForIt() throws {
         let library = try VersionLibrary()
         let item = try ExchangeKeepTests.makeNote(library, members: Self.v1)
-        // The completion stops where it makes the replaced package's folders anew, until released.
-        let reached = DispatchSemaphore(value: 0)
-        let gate = DispatchSemaphore(value: 0)
-        let gated = FileSystem(interceptor: { call, name in
-            if call == .makeDirectory, name == "fresh" {
-                reached.signal()
-                gate.wait()
-            }
-            return nil
-        })
+        let gate = Gate()
+        let gated = gate.fileSystem
         let store = Self.store(library, fileSystem: gated)
         let v2 = ["body.md": "v2", "attachments/a.txt": "A"]
         let kept = try #require(
             try store.save(ExchangeKeepTests.tree(v2), to: item, options: SaveOptions(durability: .consistent, fileSystem: gated), keepingReplacedAs: .save).kept)
 
-        #expect(reached.wait(timeout: .now() + 30) == .success, "the version is completed after the save returned")
+        #expect(gate.reached.wait(timeout: .now() + 30) == .success, "the version is completed after the save returned")
         #expect(try texts(of: item) == v2)
         let waiting = try ExchangeKeepTests.hiddenEntries(library)
         #expect(waiting.count == 1 && waiting.first?.hasPrefix(".swap-") == true, "\(waiting)")
         #expect(!FileManager.default.fileExists(atPath: kept.url.path))
+        // The save's shared hold on the document's folder is kept meanwhile: no other process settles the entry.
+        let lockPath = library.storeURL.appendingPathComponent("locks/id-TRIP").path
+        let lock = open(lockPath, O_RDWR)
+        #expect(lock >= 0)
+        #expect(flock(lock, LOCK_EX | LOCK_NB) != 0, "the folder's lock was free while its version was being completed")
+        close(lock)
 
         // A listing in this process waits for the version rather than leaving it out.
         let listed = Mutex<[String]?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
+        let done = Self.onThread {
             let ids = (try? store.versions(ofItemAt: item))?.others.map(\.persistentIdentifier)
             listed.withLock { $0 = ids ?? ["failed"] }
-            done.signal()
         }
         #expect(done.wait(timeout: .now() + 0.3) == .timedOut, "the listing went on while the version was incomplete")
         #expect(listed.withLock { $0 } == nil)
-        gate.signal()
+        gate.open()
         #expect(done.wait(timeout: .now() + 30) == .success)
         #expect(listed.withLock { $0 } == [kept.persistentIdentifier])
         #expect(try texts(of: kept.url) == Self.v1)
@@ -88,15 +111,83 @@ struct LaterCompletionTests {
     @Test func anotherStoreOfTheLibraryInTheProcessWaitsToo() throws {
         let library = try VersionLibrary()
         let item = try ExchangeKeepTests.makeNote(library, members: Self.v1)
-        let kept = try #require(try Self.store(library).save(ExchangeKeepTests.tree(["body.md": "v2", "attachments/a.txt": "A"]), to: item, keepingReplacedAs: .save).kept)
-        // The default store of the same folder (another instance) lists it complete.
-        let listing = try library.store().versions(ofItemAt: item)
-        #expect(listing.problems.isEmpty)
-        #expect(listing.others.map(\.persistentIdentifier) == [kept.persistentIdentifier])
+        let gate = Gate()
+        let store = Self.store(library, fileSystem: gate.fileSystem)
+        let kept = try #require(
+            try store.save(ExchangeKeepTests.tree(["body.md": "v2", "attachments/a.txt": "A"]), to: item, options: SaveOptions(durability: .consistent, fileSystem: gate.fileSystem), keepingReplacedAs: .save).kept)
+        #expect(gate.reached.wait(timeout: .now() + 30) == .success)
+        // The default store of the same folder (another instance) lists it complete, once it is.
+        let listing = Mutex<VersionListing?>(nil)
+        let done = Self.onThread { listing.withLock { $0 = try? library.store().versions(ofItemAt: item) } }
+        #expect(done.wait(timeout: .now() + 0.3) == .timedOut, "another store listed the folder while its version was incomplete")
+        gate.open()
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        let found = try #require(listing.withLock { $0 })
+        #expect(found.problems.isEmpty)
+        #expect(found.others.map(\.persistentIdentifier) == [kept.persistentIdentifier])
         #expect(try texts(of: kept.url) == Self.v1)
     }
 
-    @Test func pruningRunsAfterTheVersionIsComplete() throws {
+    @Test func restoringTheVersionASaveReturnedWaitsForIt() throws {
+        let library = try VersionLibrary()
+        let item = try ExchangeKeepTests.makeNote(library, members: Self.v1)
+        let gate = Gate()
+        let store = Self.store(library, fileSystem: gate.fileSystem)
+        let v2 = ["body.md": "v2", "attachments/a.txt": "A"]
+        let kept = try #require(
+            try store.save(ExchangeKeepTests.tree(v2), to: item, options: SaveOptions(durability: .consistent, fileSystem: gate.fileSystem), keepingReplacedAs: .save).kept)
+        #expect(gate.reached.wait(timeout: .now() + 30) == .success)
+        let restored = Mutex<String?>(nil)
+        let done = Self.onThread {
+            do {
+                try Self.store(library).replaceItem(at: item, with: kept, keepingCurrentAs: .save)
+                restored.withLock { $0 = "restored" }
+            } catch {
+                restored.withLock { $0 = "\(error)" }
+            }
+        }
+        #expect(done.wait(timeout: .now() + 0.3) == .timedOut, "the restore read a version still being completed")
+        gate.open()
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        #expect(restored.withLock { $0 } == "restored")
+        #expect(try texts(of: item) == Self.v1)
+        store.waitForPendingVersions()
+        let bodies = try Set(store.versions(ofItemAt: item).others.map { try texts(of: $0.url)["body.md"] ?? "?" })
+        #expect(bodies == ["v1", "v2"])
+    }
+
+    @Test func aSavesPruningCheckFromTheOldestIdAndTheCountDecidesAsEveryDecodedDateDid() throws {
+        // The rule as it was, with every id's date decoded.
+        func everyDate(_ schedule: PruningSchedule, _ dates: [Date], _ now: Date) -> Bool {
+            if schedule.maximumBytes != nil { return dates.count > 1 }
+            if schedule.bands.isEmpty && schedule.maximumAge == nil { return false }
+            guard dates.count > 1 else { return false }
+            let keepAllUntil = schedule.bands.sorted { ($0.until, $0.interval) < ($1.until, $1.interval) }
+                .prefix { $0.interval == 0 }.last?.until ?? 0
+            let limit = min(keepAllUntil, schedule.maximumAge ?? .infinity)
+            return dates.contains { now.timeIntervalSince($0) >= limit }
+        }
+        let now = Date(timeIntervalSince1970: 2_000_000_000)
+        let schedules: [PruningSchedule] = [
+            .standard, .keepAll, PruningSchedule(bands: [], maximumBytes: 10),
+            PruningSchedule(bands: [PruningSchedule.Band(until: 600, interval: 0)], maximumAge: 60_000),
+        ]
+        var decided: Set<Bool> = []
+        for _ in 0..<300 {
+            let ids = (0..<Int.random(in: 0...6)).map { _ in
+                VersionIdentifier.make(date: now.addingTimeInterval(-Double(Int.random(in: 0...40_000_000))), digest: nil)
+            }
+            let oldest = ids.min().flatMap(VersionIdentifier.date(of:))
+            for schedule in schedules {
+                let answer = schedule.mayRemove(fromVersionsCount: ids.count, oldest: oldest, now: now)
+                #expect(answer == everyDate(schedule, ids.compactMap(VersionIdentifier.date(of:)), now), "\(ids)")
+                decided.insert(answer)
+            }
+        }
+        #expect(decided == [true, false])
+    }
+
+    @Test func pruningRunsAtTheNextSaveOnceTheVersionIsComplete() throws {
         let library = try VersionLibrary()
         let item = try ExchangeKeepTests.makeNote(library, members: Self.v1)
         // One version per 1,000 s: of versions made seconds apart, the newest only.
@@ -104,9 +195,12 @@ struct LaterCompletionTests {
         for index in 2...9 {
             try store.save(ExchangeKeepTests.tree(["body.md": "v\(index)", "attachments/a.txt": "A"]), to: item, keepingReplacedAs: .save)
         }
-        store.waitForPendingVersions()
-        let others = try store.versions(ofItemAt: item).others
-        #expect(try others.map { try texts(of: $0.url)["body.md"] ?? "?" } == ["v8"])
+        // The last save pruned what the one before kept (v7 left, the newest then), then kept v8.
+        func bodies() throws -> [String] { try store.versions(ofItemAt: item).others.map { try texts(of: $0.url)["body.md"] ?? "?" } }
+        #expect(try bodies() == ["v8", "v7"])
+        // A prune now waits for nothing and leaves the newest.
+        try store.prune(ofItemAt: item)
+        #expect(try bodies() == ["v8"])
         #expect(try ExchangeKeepTests.hiddenEntries(library).isEmpty)
     }
 }

@@ -56,9 +56,17 @@ struct NotesServer {
         var configuration = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         configuration.maximumGracefulShutdownDuration = .seconds(20)
         configuration.maximumCancellationDuration = .seconds(5)
-        try await ServiceGroup(configuration: configuration).run()
+        do { try await ServiceGroup(configuration: configuration).run() } catch {
+            await finish()
+            throw error
+        }
+        await finish()
+    }
+
+    /// After the last request: the index closed, and the versions the last saves kept (still
+    /// being completed) complete, before the process ends.
+    private func finish() async {
         await api.library.index?.close()
-        // The versions the last saves kept, still being completed, are complete before the process ends.
         let store = api.library.store
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             DispatchQueue.global().async {

@@ -28,8 +28,10 @@ final class PendingVersions: Sendable {
             folders[folder] = entry
             return entry.group
         }
+        // Released (with what it holds: a save's lock on the folder) before waiters are woken.
+        let job = Job(work)
         queue.async {
-            Self.$isCompleting.withValue(true) { work() }
+            if let work = job.take() { Self.$isCompleting.withValue(true) { work() } }
             self.folders.withLock { folders in
                 guard var entry = folders[folder] else { return }
                 entry.count -= 1
@@ -37,6 +39,13 @@ final class PendingVersions: Sendable {
             }
             group.leave()
         }
+    }
+
+    /// A completion, taken once by the thread that runs it.
+    private final class Job: Sendable {
+        private let work: Mutex<(@Sendable () -> Void)?>
+        init(_ work: @escaping @Sendable () -> Void) { self.work = Mutex(work) }
+        func take() -> (@Sendable () -> Void)? { work.withLock { $0.take() } }
     }
 
     /// Returns once no completion of `folder` runs or waits to (at once on a completion's own thread).

@@ -19,6 +19,7 @@ extension VersionStore {
     ) throws(DocumentKitError) -> URL {
         guard !version.isCurrent else { return itemURL }
         return try coordinated(writing: itemURL) { () throws(DocumentKitError) in
+            waitUntilComplete(version)
             // Read into memory: the store's files are copied into the item, never linked.
             let tree = try Self.detached(FileWrapper(contentsOf: version.url, fileSystem: fileSystem))
             try save(tree, to: itemURL, options: SaveOptions(durability: durability, fileSystem: fileSystem), keepingReplacedAs: origin)
@@ -42,6 +43,8 @@ extension VersionStore {
     ///
     /// - Returns: The tree as saved, and the version kept (nil when nothing was replaced, or when
     ///   a replaced package is in the store but could not be named yet: a warning is logged).
+    ///   With ``VersionCompletion/afterSaveReturns``, a version kept by exchange is still being
+    ///   completed: its `url` is where it will be (see there).
     @discardableResult
     public func save(
         _ tree: FileWrapper, to itemURL: URL, options: SaveOptions = SaveOptions(),
@@ -74,6 +77,11 @@ extension VersionStore {
             try prepareStore()
             let prepared = try prepareFolderListing(for: key)
             (documentFolder, hold, listed) = prepared
+            if versionCompletion == .afterSaveReturns, !isConflict {
+                // The versions the last save kept, pruned now that they are complete, inside this
+                // save's coordinated write (the completion runs outside any).
+                prune(key: key, itemURL: itemURL, listed: listed)
+            }
             let made = try newRecord(for: draft, key: key, in: documentFolder)
             (record, kept) = (made.record, made.existing)
             if made.existing == nil {
@@ -101,12 +109,13 @@ extension VersionStore {
         let saved: FileWrapper
         if let exchanged {
             saved = exchanged.saved
-            let pruned = listed.map { names in names + [record.id] }
             if versionCompletion == .afterSaveReturns {
+                // The entry's name in the document's folder reaches the disk before the answer:
+                // the replaced state stays reachable if the power fails before the completion.
+                synchronize(documentFolder)
                 completeLater(key) { [self] in
                     _ = completeExchange(exchanged.entry, record: record, key: key, in: documentFolder, itemURL: itemURL)
                     withExtendedLifetime(hold) {}
-                    prune(key: key, itemURL: itemURL, listed: pruned)
                 }
                 // Where it will be (a listing in this process waits for it).
                 let contents = documentFolder.appendingPathComponent(record.id, isDirectory: true).appendingPathComponent("item", isDirectory: true)
@@ -122,7 +131,9 @@ extension VersionStore {
         }
         withExtendedLifetime(hold) {}
         if added != nil { sharing.refresh(key.folderName, current: fileStatuses(under: itemURL)) }
-        if !isConflict { prune(key: key, itemURL: itemURL, listed: listed.map { names in names + (kept.map { [$0.persistentIdentifier] } ?? []) }) }
+        if !isConflict, versionCompletion == .beforeSaveReturns {
+            prune(key: key, itemURL: itemURL, listed: listed.map { names in names + (kept.map { [$0.persistentIdentifier] } ?? []) })
+        }
         return (saved, kept)
     }
 
@@ -173,6 +184,7 @@ extension VersionStore {
     public func markResolved(_ version: FileVersion, as resolution: FileVersion.Resolution) throws(DocumentKitError) -> FileVersion {
         guard !version.isCurrent else { return version }
         return try coordinated(writing: version.itemURL) { () throws(DocumentKitError) in
+            waitUntilComplete(version)
             let entry = version.url.deletingLastPathComponent()
             var record = try currentRecord(of: entry)
             guard !record.resolved || !record.conflict else { return Self.version(from: record, itemURL: version.itemURL, contents: version.url) }
@@ -194,9 +206,8 @@ extension VersionStore {
                 detail: "Version \(version.persistentIdentifier) is an unresolved conflict: resolve it first, or ask explicitly to discard it.")
         }
         try coordinated(writing: version.itemURL) { () throws(DocumentKitError) in
-            let entry = version.url.deletingLastPathComponent()
-            PendingVersions.shared.wait(for: entry.deletingLastPathComponent().path)  // a version its save still completes
-            try removeEntry(entry)
+            waitUntilComplete(version)
+            try removeEntry(version.url.deletingLastPathComponent())
         }
     }
 

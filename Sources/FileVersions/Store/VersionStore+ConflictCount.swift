@@ -29,6 +29,14 @@ extension VersionStore {
         return found.count
     }
 
+    /// ``unresolvedConflictCount(ofItemAt:)`` of a package whose manifest the caller has just
+    /// read and found to name the document `identifier` (not empty): its folder in the store,
+    /// without reading the manifest again (a library index counts at every change).
+    package func unresolvedConflictCount(ofDocumentIdentifier identifier: String) throws(DocumentKitError) -> Int {
+        let trusting = Self.entriesNeverChange(inFormat: try checkOrRepairStoreFormat())
+        return Set(unresolvedConflicts(of: Self.key(forIdentifier: identifier), trusting: trusting)).count
+    }
+
     /// The unresolved conflict versions in the folder of `key`, by id; the folder's entries are
     /// remembered in ``conflictTally`` for the next count. On a file system with exact change
     /// times (``ExactChangeTimes``), a store whose entries never change skips the listing while

@@ -45,6 +45,7 @@ extension VersionStore {
     /// The documents (`id-` folders) with a version recorded under the file name `name`, newest
     /// such version first, without those whose identifier an item beside `itemURL` holds.
     func documentsRecorded(underName name: String, besides itemURL: URL) -> [DocumentKey] {
+        waitForPendingVersions()  // it reads the records of every document's versions
         guard let folders = names(inFolderAt: documentsURL.path) else { return [] }
         var found: [(key: DocumentKey, newest: String)] = []
         for folderName in folders where folderName.hasPrefix("id-") {

@@ -25,8 +25,6 @@ extension VersionStore {
         var identifier: String?
     }
 
-    var documentsURL: URL { url.appendingPathComponent("documents", isDirectory: true) }
-
     func folder(for key: DocumentKey) -> URL { documentsURL.appendingPathComponent(key.folderName, isDirectory: true) }
 
     /// The key of the item at `itemURL`: `id-IDENTIFIER` for a package whose manifest has a
@@ -239,7 +237,7 @@ extension VersionStore {
     /// or is damaged (see ``checkOrRepairStoreFormat()``).
     @discardableResult
     func checkStoreFormat() throws(DocumentKitError) -> Int? {
-        let storeFile = url.appendingPathComponent("store.json")
+        let storeFile = descriptionURL
         let description = try readCachedStoreFile(
             storeFile,
             failure: { DocumentKitError($0, operation: .read, path: storeFile.path, step: "reading the version store's description") },

@@ -30,7 +30,7 @@ extension VersionStore {
     /// damaged file is kept beside it as `store.json.damaged-DATE` for inspection, and a new
     /// description of this code's format is renamed over it. A notice in the log says what was done.
     func repairStoreDescription() throws(DocumentKitError) {
-        let storeFile = url.appendingPathComponent("store.json")
+        let storeFile = descriptionURL
         let folder = try openFolder(url, "opening the version store to repair its description")
         try lockForRepair(folder, path: url.path)
         let reason: String

@@ -32,6 +32,11 @@ public final class VersionStore: Sendable {
     public let libraryURL: URL
     /// The store's own folder, ``folderName`` inside ``libraryURL``.
     public let url: URL
+    /// `documents/` in the store (one folder per document), made once: a save and a count use it
+    /// several times.
+    let documentsURL: URL
+    /// `store.json`, the store's description, read (from the file cache) by every operation.
+    let descriptionURL: URL
     /// The coordinator every operation goes through, or nil to work without coordinating.
     public let coordinator: FileCoordinator?
     /// The manifest member of packages that have one: its document identifier names the document.
@@ -100,6 +105,8 @@ public final class VersionStore: Sendable {
         self.syncEngines = syncEngines
         self.libraryURL = libraryURL.standardizedFileURL
         self.url = self.libraryURL.appendingPathComponent(Self.folderName, isDirectory: true)
+        self.documentsURL = self.url.appendingPathComponent("documents", isDirectory: true)
+        self.descriptionURL = self.url.appendingPathComponent("store.json")
         self.coordinator = coordinator
         self.manifestName = manifestName
         self.pruning = pruning
