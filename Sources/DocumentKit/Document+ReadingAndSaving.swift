@@ -45,9 +45,10 @@ extension Document {
     /// it), else as the store finds the item.
     func unresolvedConflictCount(in store: VersionStore, ofItemAt url: URL, read reading: Reading) -> Int? {
         if let opened = reading.manifested, let format, store.manifestName == format.manifestName,
-            !opened.manifest.documentIdentifier.isEmpty
+            !opened.status.manifestOnDisk.documentIdentifier.isEmpty
         {
-            return try? store.unresolvedConflictCount(ofDocumentIdentifier: opened.manifest.documentIdentifier)
+            // The manifest as it is on disk, as the store reads it (not as a migration left it in memory).
+            return try? store.unresolvedConflictCount(ofDocumentIdentifier: opened.status.manifestOnDisk.documentIdentifier)
         }
         return try? store.unresolvedConflictCount(ofItemAt: url)
     }

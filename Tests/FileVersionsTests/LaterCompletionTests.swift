@@ -81,6 +81,10 @@ struct LaterCompletionTests {
         #expect(listed.withLock { $0 } == [kept.persistentIdentifier])
         #expect(try texts(of: kept.url) == Self.v1)
         #expect(try ExchangeKeepTests.hiddenEntries(library).isEmpty)
+        // Complete, it let the folder go: another process's cleaning may lock it.
+        let after = open(lockPath, O_RDWR)
+        #expect(flock(after, LOCK_EX | LOCK_NB) == 0, "the completion kept the folder's lock")
+        close(after)
     }
 
     @Test func everySaveInARowIsListedRightAfterItWithTheStateItReplaced() throws {
@@ -154,6 +158,34 @@ struct LaterCompletionTests {
         store.waitForPendingVersions()
         let bodies = try Set(store.versions(ofItemAt: item).others.map { try texts(of: $0.url)["body.md"] ?? "?" })
         #expect(bodies == ["v1", "v2"])
+    }
+
+    @Test func markingOrRemovingTheVersionASaveReturnedWaitsForIt() throws {
+        let library = try VersionLibrary()
+        let item = try ExchangeKeepTests.makeNote(library, members: Self.v1)
+        let gate = Gate()
+        let store = Self.store(library, fileSystem: gate.fileSystem)
+        let kept = try #require(
+            try store.save(ExchangeKeepTests.tree(["body.md": "v2", "attachments/a.txt": "A"]), to: item, options: SaveOptions(durability: .consistent, fileSystem: gate.fileSystem), keepingReplacedAs: .save).kept)
+        #expect(gate.reached.wait(timeout: .now() + 30) == .success)
+        let outcome = Mutex<[String]>([])
+        let done = Self.onThread {
+            let other = Self.store(library)
+            do {
+                _ = try other.markResolved(kept, as: .keptCurrent)
+                outcome.withLock { $0.append("marked") }
+                try other.remove(kept)
+                outcome.withLock { $0.append("removed") }
+            } catch {
+                outcome.withLock { $0.append("\(error)") }
+            }
+        }
+        #expect(done.wait(timeout: .now() + 0.3) == .timedOut, "an operation on the version did not wait for it")
+        gate.open()
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        #expect(outcome.withLock { $0 } == ["marked", "removed"])
+        #expect(try store.versions(ofItemAt: item).others.isEmpty, "the removal of a version still being completed was lost")
+        #expect(try ExchangeKeepTests.hiddenEntries(library).isEmpty)
     }
 
     @Test func aSavesPruningCheckFromTheOldestIdAndTheCountDecidesAsEveryDecodedDateDid() throws {

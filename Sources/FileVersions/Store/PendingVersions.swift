@@ -54,9 +54,12 @@ final class PendingVersions: Sendable {
         group.wait()
     }
 
-    /// Returns once no completion of a folder whose path starts with `prefix` runs or waits to.
+    /// Returns once every completion of a folder whose path starts with `prefix`, pending when
+    /// it was called, is done (those that start meanwhile are not waited for: a busy server
+    /// always has some).
     func wait(forEveryFolderUnder prefix: String) {
         guard !Self.isCompleting else { return }
-        while let group = folders.withLock({ $0.first { $0.key.hasPrefix(prefix) }?.value.group }) { group.wait() }
+        let groups = folders.withLock { $0.filter { $0.key.hasPrefix(prefix) }.map(\.value.group) }
+        for group in groups { group.wait() }
     }
 }

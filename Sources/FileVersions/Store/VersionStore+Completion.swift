@@ -23,8 +23,8 @@ extension VersionStore {
         case afterSaveReturns
     }
 
-    /// Blocks until every version this process is completing in this store after its save
-    /// returned (``VersionCompletion/afterSaveReturns``) is complete.
+    /// Blocks until every version this process was completing in this store after its save
+    /// returned (``VersionCompletion/afterSaveReturns``), when it was called, is complete.
     public func waitForPendingVersions() {
         PendingVersions.shared.wait(forEveryFolderUnder: documentsURL.path + "/")
     }
