@@ -263,7 +263,8 @@ extension VersionStore {
         }
     }
 
-    /// Prunes the versions of the item now (saves prune after every version they keep).
+    /// Prunes the versions of the item now (saves prune after every version they keep, or, with
+    /// ``VersionCompletion/afterSaveReturns``, before: the last save's version waits for the next).
     public func prune(ofItemAt itemURL: URL, now: Date = Date()) throws(DocumentKitError) {
         try coordinated(writing: itemURL) { () throws(DocumentKitError) in
             let key = documentKey(forItemAt: itemURL)
