@@ -722,4 +722,20 @@ struct VersionStoreCoordinationTests {
         #expect(try String(contentsOf: version.url, encoding: .utf8) == "v2")  // it waited for the write
         #expect(released.wait(timeout: .now() + 10) == .success)
     }
+
+    @Test func theFoldersAFirstSaveMakesAreNamedOnDiskBeforeItsVersionIsKeptInThem() throws {
+        let library = try VersionLibrary()
+        let item = try ExchangeKeepTests.makeNote(library)
+        let faults = FaultInjector()
+        let store = VersionStore(libraryURL: library.url, pruning: .keepAll, durability: .durable, fileSystem: faults.fileSystem)
+        try store.save(ExchangeKeepTests.tree(["body.md": "v2", "attachments/a.txt": "A"]), to: item, options: SaveOptions(durability: .durable, fileSystem: faults.fileSystem), keepingReplacedAs: .save)
+        let trace = faults.trace
+        let documents = library.storeURL.appendingPathComponent("documents").path
+        for (folder, parent) in [(documents, library.storeURL.path), (documents + "/id-TRIP", documents)] {
+            let made = try #require(trace.firstIndex { $0.call == .makeDirectory && $0.name == folder }, "\(folder) was not made")
+            let firstEntry = try #require(trace.firstIndex { $0.call == .makeDirectory && $0.name.hasPrefix(documents + "/id-TRIP/.") })
+            #expect(trace[made..<firstEntry].contains { $0.call == .synchronizeDirectory && $0.name == parent },
+                "\(parent) was not flushed after \(folder) was made, before the version's entry")
+        }
+    }
 }

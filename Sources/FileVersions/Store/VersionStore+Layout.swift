@@ -120,7 +120,12 @@ extension VersionStore {
                     DocumentKitError.Code(errno: error), operation: .save, path: folder.path, step: "creating a folder of the version store",
                     errno: error, detail: detail)
             }
+            return
         }
+        // Made now: its name reaches the disk before anything is kept in it (the versions of a
+        // document's first save would otherwise hang on a folder no flushed folder names). A
+        // batched store's next `syncfs` flushes it with everything else.
+        if durability == .durable { synchronize(folder.deletingLastPathComponent()) }
     }
 
     /// Opens a folder of the store by path.
