@@ -134,4 +134,44 @@ struct IndexChangesTests {
         changes.noteAdded(Self.record("C.note", key: "C"))
         #expect(changes.added.map(\.entry.key) == ["C"])
     }
+
+    @Test("a document whose stamps alone changed is recorded, not told; a later removal or change of it is told")
+    func restampedAloneThenRemovedOrChanged() {
+        var alone = IndexSnapshot.Changes()
+        alone.noteRestamped(Self.record("A.note", key: "A"))
+        #expect(alone.restamped.map(\.relativePath) == ["A.note"])
+        #expect(alone.added.isEmpty && alone.changed.isEmpty && alone.removed.isEmpty)
+        #expect(Self.applied(alone, to: ["A.note": "A"]) == ["A.note": "A"])
+
+        var removed = IndexSnapshot.Changes()
+        removed.noteRestamped(Self.record("A.note", key: "A"))
+        var later = IndexSnapshot.Changes()
+        later.noteRemoved(Self.record("A.note", key: "A"))
+        removed.merge(later)
+        #expect(removed.restamped.isEmpty && removed.removed.map(\.relativePath) == ["A.note"])
+        #expect(Self.applied(removed, to: ["A.note": "A", "B.note": "B"]) == ["B.note": "B"])
+
+        var changed = IndexSnapshot.Changes()
+        changed.noteRestamped(Self.record("A.note", key: "A"))
+        changed.noteChanged(Self.record("A.note", key: "A edited"))
+        #expect(changed.restamped.isEmpty && changed.changed.map(\.key) == ["A edited"])
+        #expect(Self.applied(changed, to: ["A.note": "A"]) == ["A.note": "A edited"])
+    }
+
+    @Test("a change then a restamp is still the change, as the document is now; gone then restamped is gone and back")
+    func changedOrRemovedThenRestamped() {
+        var changed = IndexSnapshot.Changes()
+        changed.noteChanged(Self.record("A.note", key: "A edited"))
+        var later = IndexSnapshot.Changes()
+        later.noteRestamped(Self.record("A.note", key: "A edited"))
+        changed.merge(later)
+        #expect(changed.restamped.isEmpty && changed.changed.map(\.key) == ["A edited"])
+        #expect(Self.applied(changed, to: ["A.note": "A"]) == ["A.note": "A edited"])
+
+        var back = IndexSnapshot.Changes()
+        back.noteRemoved(Self.record("A.note", key: "A"))
+        back.noteRestamped(Self.record("A.note", key: "A back"))
+        #expect(back.restamped.isEmpty)
+        #expect(Self.applied(back, to: ["A.note": "A"]) == ["A.note": "A back"])
+    }
 }
