@@ -44,9 +44,7 @@ extension Document {
     /// identifier its manifest named, when the store reads the same manifest (no second read of
     /// it), else as the store finds the item.
     func unresolvedConflictCount(in store: VersionStore, ofItemAt url: URL, read reading: Reading) -> Int? {
-        if let opened = reading.manifested, let format, store.manifestName == format.manifestName,
-            !opened.status.manifestOnDisk.documentIdentifier.isEmpty
-        {
+        if let opened = reading.manifested, let format, store.manifestName == format.manifestName {
             // The manifest as it is on disk, as the store reads it (not as a migration left it in memory).
             return try? store.unresolvedConflictCount(ofDocumentIdentifier: opened.status.manifestOnDisk.documentIdentifier)
         }

@@ -46,18 +46,30 @@ struct LaterCompletionTests {
             libraryURL: library.url, pruning: pruning, durability: .consistent, fileSystem: fileSystem, versionCompletion: .afterSaveReturns)
     }
 
-    @Test func theSaveReturnsBeforeTheVersionIsCompleteAndAListingWaitsForIt() throws {
-        let library = try VersionLibrary()
-        let item = try ExchangeKeepTests.makeNote(library, members: Self.v1)
+    /// A note saved once more (v1 → v2) by a store whose completion of the kept version (v1) is
+    /// stopped at the gate, reached when this returns.
+    struct GatedSave {
+        let library: VersionLibrary
+        let item: URL
         let gate = Gate()
-        let gated = gate.fileSystem
-        let store = Self.store(library, fileSystem: gated)
-        let v2 = ["body.md": "v2", "attachments/a.txt": "A"]
-        let kept = try #require(
-            try store.save(ExchangeKeepTests.tree(v2), to: item, options: SaveOptions(durability: .consistent, fileSystem: gated), keepingReplacedAs: .save).kept)
+        let store: VersionStore
+        let kept: FileVersion
+        static let v2 = ["body.md": "v2", "attachments/a.txt": "A"]
 
-        #expect(gate.reached.wait(timeout: .now() + 30) == .success, "the version is completed after the save returned")
-        #expect(try texts(of: item) == v2)
+        init() throws {
+            library = try VersionLibrary()
+            item = try ExchangeKeepTests.makeNote(library, members: LaterCompletionTests.v1)
+            store = LaterCompletionTests.store(library, fileSystem: gate.fileSystem)
+            let options = SaveOptions(durability: .consistent, fileSystem: gate.fileSystem)
+            kept = try #require(try store.save(ExchangeKeepTests.tree(Self.v2), to: item, options: options, keepingReplacedAs: .save).kept)
+            #expect(gate.reached.wait(timeout: .now() + 30) == .success, "the version is completed after the save returned")
+        }
+    }
+
+    @Test func theSaveReturnsBeforeTheVersionIsCompleteAndAListingWaitsForIt() throws {
+        let saved = try GatedSave()
+        let (library, item, gate, store, kept) = (saved.library, saved.item, saved.gate, saved.store, saved.kept)
+        #expect(try texts(of: item) == GatedSave.v2)
         let waiting = try ExchangeKeepTests.hiddenEntries(library)
         #expect(waiting.count == 1 && waiting.first?.hasPrefix(".swap-") == true, "\(waiting)")
         #expect(!FileManager.default.fileExists(atPath: kept.url.path))
@@ -113,13 +125,8 @@ struct LaterCompletionTests {
     }
 
     @Test func anotherStoreOfTheLibraryInTheProcessWaitsToo() throws {
-        let library = try VersionLibrary()
-        let item = try ExchangeKeepTests.makeNote(library, members: Self.v1)
-        let gate = Gate()
-        let store = Self.store(library, fileSystem: gate.fileSystem)
-        let kept = try #require(
-            try store.save(ExchangeKeepTests.tree(["body.md": "v2", "attachments/a.txt": "A"]), to: item, options: SaveOptions(durability: .consistent, fileSystem: gate.fileSystem), keepingReplacedAs: .save).kept)
-        #expect(gate.reached.wait(timeout: .now() + 30) == .success)
+        let saved = try GatedSave()
+        let (library, item, gate, kept) = (saved.library, saved.item, saved.gate, saved.kept)
         // The default store of the same folder (another instance) lists it complete, once it is.
         let listing = Mutex<VersionListing?>(nil)
         let done = Self.onThread { listing.withLock { $0 = try? library.store().versions(ofItemAt: item) } }
@@ -133,14 +140,8 @@ struct LaterCompletionTests {
     }
 
     @Test func restoringTheVersionASaveReturnedWaitsForIt() throws {
-        let library = try VersionLibrary()
-        let item = try ExchangeKeepTests.makeNote(library, members: Self.v1)
-        let gate = Gate()
-        let store = Self.store(library, fileSystem: gate.fileSystem)
-        let v2 = ["body.md": "v2", "attachments/a.txt": "A"]
-        let kept = try #require(
-            try store.save(ExchangeKeepTests.tree(v2), to: item, options: SaveOptions(durability: .consistent, fileSystem: gate.fileSystem), keepingReplacedAs: .save).kept)
-        #expect(gate.reached.wait(timeout: .now() + 30) == .success)
+        let saved = try GatedSave()
+        let (library, item, gate, store, kept) = (saved.library, saved.item, saved.gate, saved.store, saved.kept)
         let restored = Mutex<String?>(nil)
         let done = Self.onThread {
             do {
@@ -161,13 +162,8 @@ struct LaterCompletionTests {
     }
 
     @Test func markingOrRemovingTheVersionASaveReturnedWaitsForIt() throws {
-        let library = try VersionLibrary()
-        let item = try ExchangeKeepTests.makeNote(library, members: Self.v1)
-        let gate = Gate()
-        let store = Self.store(library, fileSystem: gate.fileSystem)
-        let kept = try #require(
-            try store.save(ExchangeKeepTests.tree(["body.md": "v2", "attachments/a.txt": "A"]), to: item, options: SaveOptions(durability: .consistent, fileSystem: gate.fileSystem), keepingReplacedAs: .save).kept)
-        #expect(gate.reached.wait(timeout: .now() + 30) == .success)
+        let saved = try GatedSave()
+        let (library, item, gate, store, kept) = (saved.library, saved.item, saved.gate, saved.store, saved.kept)
         let outcome = Mutex<[String]>([])
         let done = Self.onThread {
             let other = Self.store(library)

@@ -199,7 +199,7 @@ extension VersionStore {
     func prepareFolderListing(for key: DocumentKey) throws(DocumentKitError) -> (URL, Descriptor, [String]?) {
         let documentFolder = folder(for: key)
         try makeFolder(documentFolder, "Can't create the document's folder in the version store")
-        try makeFolder(url.appendingPathComponent("locks", isDirectory: true), "Can't create the version store's locks")
+        try makeFolder(locksURL, "Can't create the version store's locks")
         let lockPath = lockPath(for: key)
         let hold: Descriptor
         var names: [String]?
@@ -217,7 +217,7 @@ extension VersionStore {
 
     /// The lock file of `key`'s folder (`locks/KEY`, see ``prepareFolder(for:)``).
     func lockPath(for key: DocumentKey) -> String {
-        url.appendingPathComponent("locks", isDirectory: true).path + "/" + key.folderName
+        locksURL.path + "/" + key.folderName
     }
 
     /// A new hidden entry (`.new-RANDOM`, or `.swap-RANDOM` for `purpose` "swap") in

@@ -30,7 +30,7 @@ extension VersionStore {
     }
 
     /// ``unresolvedConflictCount(ofItemAt:)`` of a package whose manifest the caller has just
-    /// read and found to name the document `identifier` (not empty): its folder in the store,
+    /// read and found to name the document `identifier` (a manifest's is never empty): its folder in the store,
     /// without reading the manifest again (a library index counts at every change).
     package func unresolvedConflictCount(ofDocumentIdentifier identifier: String) throws(DocumentKitError) -> Int {
         let trusting = Self.entriesNeverChange(inFormat: try checkOrRepairStoreFormat())

@@ -37,6 +37,8 @@ public final class VersionStore: Sendable {
     let documentsURL: URL
     /// `store.json`, the store's description, read (from the file cache) by every operation.
     let descriptionURL: URL
+    /// `locks/` in the store (one lock file per document folder), used at every save.
+    let locksURL: URL
     /// The coordinator every operation goes through, or nil to work without coordinating.
     public let coordinator: FileCoordinator?
     /// The manifest member of packages that have one: its document identifier names the document.
@@ -107,6 +109,7 @@ public final class VersionStore: Sendable {
         self.url = self.libraryURL.appendingPathComponent(Self.folderName, isDirectory: true)
         self.documentsURL = self.url.appendingPathComponent("documents", isDirectory: true)
         self.descriptionURL = self.url.appendingPathComponent("store.json")
+        self.locksURL = self.url.appendingPathComponent("locks", isDirectory: true)
         self.coordinator = coordinator
         self.manifestName = manifestName
         self.pruning = pruning

@@ -129,7 +129,7 @@ struct EntryReader: Sendable {
         if case .current = entry.state {
             conflicts = conflictStamp(identifier: manifest.documentIdentifier)
             if conflicts != nil {
-                let count = conflictCount(of: relativePath, identifier: manifest.documentIdentifier)
+                let count = conflictCount(identifier: manifest.documentIdentifier)
                 if count > 0 { entry.state = .unresolvedConflicts(count) }
             }
         }
@@ -162,12 +162,9 @@ struct EntryReader: Sendable {
         return .incomplete("\(matching) of \(members.count) members match; \(firstProblem).")
     }
 
-    /// How many unresolved conflict versions the version store keeps of the document;
-    /// `identifier`: the one its manifest, just read, names (the store need not read it again).
-    func conflictCount(of relativePath: String, identifier: String) -> Int {
-        if !identifier.isEmpty {
-            return (try? versionStore.unresolvedConflictCount(ofDocumentIdentifier: identifier)) ?? 0
-        }
-        return (try? versionStore.unresolvedConflictCount(ofItemAt: URL(fileURLWithPath: absolutePath(relativePath), isDirectory: true))) ?? 0
+    /// How many unresolved conflict versions the version store keeps of the document whose
+    /// manifest, just read, names `identifier` (the store need not read it again).
+    func conflictCount(identifier: String) -> Int {
+        (try? versionStore.unresolvedConflictCount(ofDocumentIdentifier: identifier)) ?? 0
     }
 }
