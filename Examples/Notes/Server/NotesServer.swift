@@ -66,6 +66,7 @@ struct NotesServer {
     /// After the last request: the index closed, and the versions the last saves kept (still
     /// being completed) complete, before the process ends.
     private func finish() async {
+        api.savedNotes.removeAll()
         await api.library.index?.close()
         let store = api.library.store
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in

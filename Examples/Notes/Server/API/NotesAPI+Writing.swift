@@ -18,8 +18,12 @@ extension NotesAPI {
     /// Runs `body` under a coordinated write of the note `id`, with its current tag and (with
     /// `opening`) the note read under the write. A note moved while the write waited is
     /// written at its new place; the index hears of the change at once.
+    ///
+    /// With `reusing`, the note is the document this server saved there last when its package is
+    /// still what that save left (``SavedNoteCache``), and the document is kept for the next write
+    /// once `body` has saved it (the body saves; it does not close the document).
     func write<T: Sendable>(
-        _ id: String, opening: Bool = true, options: CoordinatedWritingOptions = [],
+        _ id: String, opening: Bool = true, reusing: Bool = false, options: CoordinatedWritingOptions = [],
         _ body: @escaping @Sendable (_ place: URL, _ document: NoteDocument?, _ current: EntityTag?) async throws -> T
     ) async throws -> T {
         var target = try await locate(id)
@@ -27,7 +31,7 @@ extension NotesAPI {
             let mark = await library.markListing(for: [target])
             let outcome: WriteOutcome<T>
             do {
-                outcome = try await coordinatedWrite(id, at: target, opening: opening, options: options, body)
+                outcome = try await coordinatedWrite(id, at: target, opening: opening, reusing: reusing, options: options, body)
             } catch is WroteIntoCopy {
                 await library.noteChanges(at: [target], since: mark)
                 await library.refreshIndex()
@@ -44,9 +48,9 @@ extension NotesAPI {
         throw NotesError(.busy, "note \(id) kept moving while this write waited for it; try again")
     }
 
-    /// One attempt of ``write(_:opening:options:_:)`` at `target`.
+    /// One attempt of ``write(_:opening:reusing:options:_:)`` at `target`.
     private func coordinatedWrite<T: Sendable>(
-        _ id: String, at target: URL, opening: Bool, options: CoordinatedWritingOptions,
+        _ id: String, at target: URL, opening: Bool, reusing: Bool, options: CoordinatedWritingOptions,
         _ body: @escaping @Sendable (_ place: URL, _ document: NoteDocument?, _ current: EntityTag?) async throws -> T
     ) async throws -> WriteOutcome<T> {
         try await library.coordinator.coordinate(with: [.writingIntent(with: target, options: options)]) {
@@ -55,15 +59,25 @@ extension NotesAPI {
             if place.standardizedFileURL.path != target.standardizedFileURL.path { return .moved(place) }
             let current = tag(at: place)
             var document: NoteDocument?
+            var uses = 0
             if opening {
-                do throws(DocumentKitError) { document = try await library.open(place) } catch { throw NotesError(error, note: id) }
+                if reusing, let kept = savedNotes.take(at: place) {
+                    (document, uses) = kept
+                } else {
+                    do throws(DocumentKitError) { document = try await library.open(place) } catch { throw NotesError(error, note: id) }
+                }
                 guard document?.content.documentIdentifier.uuidString == UUID(uuidString: id)?.uuidString else {
                     throw APIError.noSuchNote(id)
                 }
+                // The write saves it itself: no autosave is scheduled by its change.
+                if reusing { document?.autosavePolicy = nil }
             }
             let value = try await body(place, document, current)
             // A save that gave the opened note another identifier saved a copy, not the note.
-            if let document { try Self.requireIdentity(of: document, id) }
+            if let document {
+                try Self.requireIdentity(of: document, id)
+                if reusing { savedNotes.keep(document, uses: uses, at: place) }
+            }
             return .done(value)
         }
     }
@@ -87,14 +101,14 @@ extension NotesAPI {
     func update(_ id: String, condition: EntityTag.Condition?, with change: NoteChangeRequest) async throws -> (NoteResource, EntityTag?) {
         guard let condition else { throw APIError.preconditionRequired("PUT /api/notes/\(id)") }
         if let tags = change.tags { try Self.checkTags(tags) }
-        let result = try await write(id) { place, document, current in
+        let result = try await write(id, reusing: true) { place, document, current in
             guard let document else { preconditionFailure("an opening write opens the note") }
             guard try Self.check(condition, current: current, id: id, applied: change.isApplied(to: document.content)) else {
                 return (resource(of: document, at: place, tag: current), current, false)
             }
             do throws(DocumentKitError) {
                 try document.update { change.apply(to: &$0) }
-                try await document.close()
+                try await document.save()
             } catch {
                 throw NotesError(error, note: document.content.title)
             }

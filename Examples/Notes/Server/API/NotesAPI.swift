@@ -15,6 +15,8 @@ struct NotesAPI: Sendable {
     let limits: ServerLimits
     /// The bodies of `GET /api/notes/{id}` while their notes are unchanged.
     let responses = NoteResponseCache()
+    /// The notes this server saved last, for their next `PUT`.
+    let savedNotes = SavedNoteCache()
 
     /// The package of the note `id`, found through the index (checked now with a `stat`), else
     /// after a look at the library's listing. 404 if there is none.

@@ -1,0 +1,91 @@
+import DocumentKit
+import Foundation
+import Synchronization
+
+/// The notes this server saved last, kept open for their next write: a `PUT` after a `PUT` of
+/// the same note changes the document it saved, instead of reading the note again.
+///
+/// A document is taken back only while its package on disk is, file for file, what its save left
+/// there (``ItemState`` with its members: the package folder's identity, change time included,
+/// and every member's): any change by another process (an attachment added, a member written in
+/// place, the note renamed away and back) makes the next write read the note again. It is taken
+/// out while a write uses it, and kept again only after that write's save, under the same
+/// coordinated write of the note: two writes never share a document.
+///
+/// What the `stat`s can't see, a member rewritten in place at the same size with its
+/// modification time put back, is not lost either: the save keeps the package it replaces in
+/// the version store, as every save does.
+///
+/// A document is read again after ``reuseLimit`` writes: each change it takes is remembered for
+/// undo counting (``Document/update(as:_:)``), which a document kept for months would grow.
+final class SavedNoteCache: Sendable {
+    private struct Entry {
+        let document: NoteDocument
+        let state: ItemState
+        let uses: Int
+    }
+
+    private struct State {
+        var entries: [String: Entry] = [:]
+        var order: [String] = []
+        var reused = 0
+    }
+
+    private let state = Mutex(State())
+    /// At most this many documents are kept (oldest kept first out).
+    let capacity: Int
+    /// How many writes one document serves before the note is read again.
+    let reuseLimit: Int
+
+    init(capacity: Int = 64, reuseLimit: Int = 1000) {
+        self.capacity = capacity
+        self.reuseLimit = reuseLimit
+    }
+
+    /// The document saved at `place` and how many writes it served, taken out of the cache, if
+    /// the package there is still the one its save left; nil otherwise (a document whose package
+    /// changed is dropped).
+    func take(at place: URL) -> (document: NoteDocument, uses: Int)? {
+        let path = place.standardizedFileURL.path
+        let entry = state.withLock { state -> Entry? in
+            guard let entry = state.entries.removeValue(forKey: path) else { return nil }
+            state.order.removeAll { $0 == path }
+            return entry
+        }
+        guard let entry else { return nil }
+        guard let now = ItemState.ofItem(at: place, includingMembers: true), entry.state.identity.isUnchanged(comparedTo: now.identity),
+            entry.state.members == now.members
+        else { return nil }
+        state.withLock { $0.reused += 1 }
+        return (entry.document, entry.uses)
+    }
+
+    /// Keeps `document`, just saved at `place` under a coordinated write of the note, for the
+    /// note's next write (`uses`: the writes it served before this one); a document with unsaved
+    /// changes or in conflict is not kept, nor one that served ``reuseLimit`` writes.
+    func keep(_ document: NoteDocument, uses: Int, at place: URL) {
+        guard uses < reuseLimit, !document.hasUnsavedChanges, document.documentState.isDisjoint(with: [.inConflict, .closed]),
+            let saved = ItemState.ofItem(at: place, includingMembers: true)
+        else { return }
+        let path = place.standardizedFileURL.path
+        state.withLock { state in
+            if state.entries.updateValue(Entry(document: document, state: saved, uses: uses + 1), forKey: path) == nil { state.order.append(path) }
+            while state.entries.count > capacity, !state.order.isEmpty {
+                state.entries[state.order.removeFirst()] = nil
+            }
+        }
+    }
+
+    /// Forgets every document (at shutdown).
+    func removeAll() {
+        state.withLock { state in
+            state.entries.removeAll()
+            state.order.removeAll()
+        }
+    }
+
+    /// How many documents are kept now.
+    var count: Int { state.withLock { $0.entries.count } }
+    /// How many writes took a kept document (for tests and diagnostics).
+    var reusedCount: Int { state.withLock { $0.reused } }
+}
