@@ -189,6 +189,38 @@ struct IndexWatchBudgetTests {
     }
 }
 
+@Suite("Index watches of packages that went")
+struct IndexReleasedWatchTests {
+    @Test("packages added and removed one after another, more in all than the watch budget, never use it up")
+    func removedPackagesGiveTheirWatchesBack() async throws {
+        let library = try IndexTestLibrary()
+        try library.writeNote("A.note", title: "A", body: "hello")
+        try FileManager.default.removeItem(atPath: library.path("A.note/body.txt"))
+        var configuration = library.configuration(persistent: false)
+        configuration.packageWatchBudget = 3
+        configuration.sweepInterval = .seconds(600)
+        let index = try DocumentIndex(configuration)
+        let collector = BatchCollector(index.updates())
+        #expect(await collector.wait { $0.first?.kind == .gathered })
+        for round in 0..<6 {
+            let name = "B\(round).note"
+            try library.writeNote(name, title: "B\(round)")
+            #expect(await collector.wait { $0.updates.flatMap(\.added).contains { $0.relativePath == name } })
+            // Told by this process, as a server's save tells it: the index watches it at once.
+            await index.noteChanges(at: [name])
+            try FileManager.default.removeItem(atPath: library.path(name))
+            #expect(await collector.wait { $0.updates.flatMap(\.removed).contains { $0.relativePath == name } })
+        }
+        // A member delivered into a package is seen through the package's watch (the sweep is ten minutes away).
+        try Data("hello".utf8).write(to: URL(fileURLWithPath: library.path("A.note/.syncthing.body.txt.tmp")))
+        #expect(rename(library.path("A.note/.syncthing.body.txt.tmp"), library.path("A.note/body.txt")) == 0)
+        #expect(await collector.wait { $0.updates.flatMap(\.changed).contains { $0.relativePath == "A.note" && $0.state == .current } })
+        let notices = await index.notices
+        #expect(!notices.contains { $0.contains("degraded") }, "notices: \(notices)")
+        await index.close()
+    }
+}
+
 @Suite("Index library identity")
 struct IndexLibraryIdentityTests {
     @Test("a library moved away and replaced by another folder at its path ends the updates with an error")

@@ -14,6 +14,26 @@ struct RecordTableTests {
             formatVersion: nil, key: nil, fieldsText: "", state: .current, package: stamp, manifest: nil, conflicts: nil)
     }
 
+    @Test("a removal, and only a removal, gives the table a removal generation no table had")
+    func removalGenerations() {
+        var table = RecordTable()
+        let other = RecordTable()
+        #expect(table.removalGeneration != other.removalGeneration)
+        let start = table.removalGeneration
+        table.insertIfAbsent(Self.record("a.note", 1))
+        table["a.note"] = Self.record("a.note", 2)
+        table.insertIfAbsent(Self.record("b.note", 1))
+        #expect(table.removalGeneration == start, "adding and replacing remove nothing")
+        #expect(table.contains("a.note") && !table.contains("c.note"))
+        let copy = table
+        table.removeValue(forKey: "c.note")
+        #expect(table.removalGeneration == start, "nothing was there to remove")
+        table["a.note"] = nil
+        #expect(table.removalGeneration != start)
+        #expect(table.removalGeneration != other.removalGeneration)
+        #expect(copy.removalGeneration == start, "a copy keeps the generation it was taken at")
+    }
+
     @Test("inserts, replacements and removals in random order leave the table equal to a dictionary", arguments: [1, 2, 3])
     func randomOperations(seed: UInt64) {
         var generator = SeededRandom(seed: seed)

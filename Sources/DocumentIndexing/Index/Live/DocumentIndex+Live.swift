@@ -67,31 +67,36 @@ extension DocumentIndex {
 
     /// Watches the folders and packages the snapshot knows that are not watched yet (a package
     /// swapped by a save is a new folder: it is watched again); returns whether a folder was new.
+    ///
+    /// Costs a look at each of `packages`, not at every package watched: the watches of packages
+    /// the snapshot no longer has are looked for only after records were removed from it.
     @discardableResult
     func updateWatches(packages: [String]) -> Bool {
-        guard var state = live else { return false }
+        guard let watcher = live?.watcher else { return false }
         var newFolder = false
-        for folder in snapshot.folders.keys where !state.watchedFolders.contains(folder) {
+        for folder in snapshot.folders.keys where live?.watchedFolders.contains(folder) == false {
             watch(folder: folder)
             newFolder = true
         }
-        state = live ?? state
-        for folder in state.watchedFolders where snapshot.folders[folder] == nil {
-            state.watcher.unwatch(reader.absolutePath(folder))
+        for folder in live?.watchedFolders ?? [] where snapshot.folders[folder] == nil {
+            watcher.unwatch(reader.absolutePath(folder))
             live?.watchedFolders.remove(folder)
         }
-        for path in state.watchedPackages where snapshot.records[path] == nil {
-            state.watcher.unwatch(reader.absolutePath(path))
-            live?.watchedPackages.remove(path)
+        if live?.watchesCheckedAtRemoval != snapshot.records.removalGeneration {
+            for path in live?.watchedPackages ?? [] where !snapshot.records.contains(path) {
+                watcher.unwatch(reader.absolutePath(path))
+                live?.watchedPackages.remove(path)
+            }
+            live?.watchesCheckedAtRemoval = snapshot.records.removalGeneration
         }
-        for path in packages where snapshot.records[path] != nil {
+        for path in packages where snapshot.records.contains(path) {
             let known = live?.watchedPackages.contains(path) ?? false
             guard known || (live?.watchedPackages.count ?? 0) < configuration.packageWatchBudget else {
                 degrade("more than \(configuration.packageWatchBudget) packages (the package watch budget)")
                 continue
             }
             do throws(Errno) {
-                try state.watcher.watch(reader.absolutePath(path))
+                try watcher.watch(reader.absolutePath(path))
                 live?.watchedPackages.insert(path)
             } catch {
                 degrade("a package can't be watched (\(error.readableDescription); fs.inotify.max_user_watches?)")

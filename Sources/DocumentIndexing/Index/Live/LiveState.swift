@@ -34,6 +34,9 @@ struct LiveState: Sendable {
     var watchedFolders: Set<String> = []
     /// The package folders being watched (within ``DocumentIndex/Configuration/packageWatchBudget``).
     var watchedPackages: Set<String> = []
+    /// The records' removal generation (``RecordTable/removalGeneration``) when the watched
+    /// packages were last checked for one the snapshot no longer has.
+    var watchesCheckedAtRemoval: UInt64?
     /// Whether a flush of the inbox is scheduled.
     var flushScheduled = false
     /// The periodic stat sweep.

@@ -1,4 +1,5 @@
 import DocumentKitSystem
+import Synchronization
 
 /// The records of an index by relative path: one contiguous array of records and a table of
 /// positions, so that 100,000 records cost their own size and not a hash table of them.
@@ -10,6 +11,13 @@ import DocumentKitSystem
 struct RecordTable: Sendable {
     private var slots: [Int32] = []
     private var storage: ContiguousArray<EntryRecord> = []
+    /// Unique to this table's set of removals: a new table and every removal take a number no
+    /// table had before (a copy keeps its original's). Whoever saw a table at one removal
+    /// generation knows that no record it saw has gone while the generation is the same.
+    private(set) var removalGeneration = RecordTable.nextGeneration()
+
+    private static let generations = Atomic<UInt64>(0)
+    private static func nextGeneration() -> UInt64 { generations.wrappingAdd(1, ordering: .relaxed).newValue }
 
     init() {}
 
@@ -48,6 +56,9 @@ struct RecordTable: Sendable {
     private func position(of path: String) -> Int? {
         slots.isEmpty ? nil : find(path).position
     }
+
+    /// Whether a record has the path `path` (without copying it).
+    func contains(_ path: String) -> Bool { position(of: path) != nil }
 
     /// Makes room for one more record (the table at most half full).
     private mutating func growIfNeeded() {
@@ -100,6 +111,7 @@ struct RecordTable: Sendable {
         let (slot, found) = find(path)
         guard let position = found else { return nil }
         removeSlot(slot)
+        removalGeneration = Self.nextGeneration()
         let removed = storage[position]
         let last = storage.removeLast()
         if position < storage.count {
