@@ -66,6 +66,28 @@ struct LaterCompletionTests {
         }
     }
 
+    @Test func aSaveThatLinkedUnchangedMembersCompletesItsVersionBeforeItReturns() throws {
+        let library = try VersionLibrary()
+        let item = try ExchangeKeepTests.makeNote(library, members: Self.v1)
+        let store = Self.store(library)
+        let read = try FileWrapper(contentsOf: item)
+        // Only the body changes: the save links the unchanged attachment into its new package, and
+        // the version's rebuild unlinks the replaced package's name of it.
+        var next = try ExchangeKeepTests.tree(["body.md": "v2", "attachments/a.txt": "A"])
+        next["attachments"] = read["attachments"]
+        _ = try store.save(next, to: item, options: SaveOptions(durability: .consistent), keepingReplacedAs: .save)
+        let member = item.appendingPathComponent("attachments/a.txt").path
+        var before = stat()
+        #expect(lstat(member, &before) == 0)
+        #expect(try ExchangeKeepTests.hiddenEntries(library).isEmpty, "the version was complete when the save returned")
+        store.waitForPendingVersions()
+        var after = stat()
+        #expect(lstat(member, &after) == 0)
+        // Nothing after the return moved the document's member: a reader that looked at it finds it as it was.
+        #expect(before.st_nlink == after.st_nlink && after.st_nlink == 1)
+        #expect(before.st_ctim.tv_sec == after.st_ctim.tv_sec && before.st_ctim.tv_nsec == after.st_ctim.tv_nsec)
+    }
+
     @Test func theSaveReturnsBeforeTheVersionIsCompleteAndAListingWaitsForIt() throws {
         let saved = try GatedSave()
         let (library, item, gate, store, kept) = (saved.library, saved.item, saved.gate, saved.store, saved.kept)

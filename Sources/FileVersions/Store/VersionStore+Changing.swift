@@ -109,7 +109,12 @@ extension VersionStore {
         let saved: FileWrapper
         if let exchanged {
             saved = exchanged.saved
-            if versionCompletion == .afterSaveReturns {
+            // A replaced package sharing members with the new one (unchanged members the save
+            // linked) is completed now: its rebuild unlinks the shared names, which moves the
+            // change time of the document's own members, and a reader of the document (in any
+            // process) that had looked at them would find them changed. Not so outside the save's
+            // coordinated write.
+            if versionCompletion == .afterSaveReturns, !sharesMembers(exchanged.entry) {
                 // The entry's name in the document's folder reaches the disk before the answer:
                 // the replaced state stays reachable if the power fails before the completion.
                 synchronize(documentFolder)

@@ -7,6 +7,29 @@ import Foundation
 import SystemPackage
 
 extension VersionStore {
+    /// Whether the package an exchange put at `entry/item` has a file with other hard links (a
+    /// member the save linked into the document's new package): its rebuild would change that
+    /// member's change time in the document. Stops at the first; true when it can't tell.
+    func sharesMembers(_ entry: URL) -> Bool {
+        var pending: [(path: String, depth: Int)] = [(entry.path + "/item", 0)]
+        while let (path, depth) = pending.popLast() {
+            guard let folder = try? openFolder(URL(fileURLWithPath: path, isDirectory: true), "looking at the replaced package"),
+                let names = try? fileSystem.contentsOfDirectory(folder.rawValue, name: path)
+            else { return true }
+            for name in names {
+                guard let status = try? fileSystem.status(of: name, in: folder.rawValue) else { return true }
+                switch status.kind {
+                case .directory:
+                    guard depth < FileWrapper.maximumDepth else { return true }
+                    pending.append((path + "/" + name, depth + 1))
+                case .regular where status.linkCount > 1: return true
+                default: continue
+                }
+            }
+        }
+        return false
+    }
+
     /// Makes the package an exchange put at `entry/item` a version's own (format 4, step 4): each
     /// of its folders is made anew in `entry/fresh` (same names and modes), its files are moved
     /// there, except those with other hard links (members the save linked into its new package,
