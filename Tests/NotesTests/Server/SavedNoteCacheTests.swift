@@ -75,6 +75,20 @@ struct SavedNoteCacheTests {
         #expect(try note.attachments["photo.bin"]?.regularFileContents == Data([1, 2, 3, 4]))
     }
 
+    @Test func aConflictThatReachedTheStoreAloneMakesTheNextWriteReadTheNoteAndCountIt() async throws {
+        let setup = try await Setup()
+        try await setup.put("one\n")
+        // A conflict version added without changing the note's package (as an adopted sibling copy is).
+        try setup.api.library.store.addVersion(ofItemAt: setup.url, isConflict: true)
+        let after = try await setup.put("two\n")
+        #expect(setup.api.savedNotes.reusedCount == 0, "the kept document doesn't know of the conflict")
+        #expect(after.conflicts == 1)
+        // In conflict, it is not kept either.
+        try await setup.put("three\n")
+        #expect(setup.api.savedNotes.reusedCount == 0)
+        #expect(try await setup.onDisk().body == "three\n")
+    }
+
     @Test func aMemberWrittenInPlaceOrTheNoteMovedAwayAndBackMakesTheNextWriteReadIt() async throws {
         let setup = try await Setup()
         try await setup.put("one\n")
@@ -119,9 +133,14 @@ struct SavedNoteCacheTests {
         #expect(cache.count == 1)
         #expect(cache.take(at: setup.url) == nil)
         #expect(cache.take(at: other) != nil)
-        // A document with unsaved changes is not kept.
+        // A document with unsaved changes is not kept (nor does it push the one kept out).
+        let third = try await setup.api.library.open(other)
+        cache.keep(third, uses: 0, at: other)
+        #expect(cache.count == 1)
         try document.update { $0.body = "unsaved" }
         cache.keep(document, uses: 0, at: setup.url)
-        #expect(cache.count == 0)
+        #expect(cache.count == 1)
+        #expect(cache.take(at: setup.url) == nil)
+        #expect(cache.take(at: other) != nil)
     }
 }

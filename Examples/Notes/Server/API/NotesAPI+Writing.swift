@@ -61,7 +61,7 @@ extension NotesAPI {
             var document: NoteDocument?
             var uses = 0
             if opening {
-                if reusing, let kept = savedNotes.take(at: place) {
+                if reusing, let kept = savedNotes.take(at: place, accepting: hasNoConflicts) {
                     (document, uses) = kept
                 } else {
                     do throws(DocumentKitError) { document = try await library.open(place) } catch { throw NotesError(error, note: id) }
@@ -80,6 +80,15 @@ extension NotesAPI {
             }
             return .done(value)
         }
+    }
+
+    /// Whether the version store holds no unresolved conflict of the note `document` saved: a
+    /// conflict can reach the store without changing the note's package (a sibling conflict copy
+    /// adopted, a version added as a conflict), which the document kept since its save doesn't
+    /// know; a note with one is read again (its open counts them and marks it in conflict).
+    private func hasNoConflicts(_ document: NoteDocument) -> Bool {
+        guard let identifier = document.manifest?.documentIdentifier else { return false }
+        return (try? library.store.unresolvedConflictCount(ofDocumentIdentifier: identifier)) == 0
     }
 
     /// Throws ``WroteIntoCopy`` when `document`, saved as the note `id`, no longer has its

@@ -5,16 +5,21 @@ import Synchronization
 /// The notes this server saved last, kept open for their next write: a `PUT` after a `PUT` of
 /// the same note changes the document it saved, instead of reading the note again.
 ///
-/// A document is taken back only while its package on disk is, file for file, what its save left
-/// there (``ItemState`` with its members: the package folder's identity, change time included,
-/// and every member's): any change by another process (an attachment added, a member written in
-/// place, the note renamed away and back) makes the next write read the note again. It is taken
-/// out while a write uses it, and kept again only after that write's save, under the same
-/// coordinated write of the note: two writes never share a document.
+/// A document is taken back only while its package on disk is what its save left there, as
+/// ``ItemState`` with its members tells (the package folder's identity, change time included, and
+/// each member's device, inode, size and modification time), and while the version store holds no
+/// unresolved conflict of the note (one can reach the store alone: an adopted sibling copy).
+/// Anything else another process does to the note (an attachment added, a member written in
+/// place, the note saved, renamed away and back) makes the next write read the note again. A
+/// document is taken out while a write uses it and kept again only after that write, under the
+/// same coordinated write of the note: two writes never share a document.
 ///
-/// What the `stat`s can't see, a member rewritten in place at the same size with its
-/// modification time put back, is not lost either: the save keeps the package it replaces in
-/// the version store, as every save does.
+/// What this can't see: a member rewritten in place at the same size within one tick of the file
+/// system's clock after the save (or with its modification time put back), and a write by a
+/// program that doesn't coordinate landing between the save and the state taken after it. The
+/// next write then saves over it without reading it; the package it replaces is kept in the
+/// version store as every save keeps it (a version, not a conflict). A ``Document`` kept open
+/// has the same window between its save and its new base.
 ///
 /// A document is read again after ``reuseLimit`` writes: each change it takes is remembered for
 /// undo counting (``Document/update(as:_:)``), which a document kept for months would grow.
@@ -43,9 +48,9 @@ final class SavedNoteCache: Sendable {
     }
 
     /// The document saved at `place` and how many writes it served, taken out of the cache, if
-    /// the package there is still the one its save left; nil otherwise (a document whose package
-    /// changed is dropped).
-    func take(at place: URL) -> (document: NoteDocument, uses: Int)? {
+    /// the package there is still the one its save left and `accepting` accepts it; nil otherwise
+    /// (the document is dropped).
+    func take(at place: URL, accepting: (NoteDocument) -> Bool = { _ in true }) -> (document: NoteDocument, uses: Int)? {
         let path = place.standardizedFileURL.path
         let entry = state.withLock { state -> Entry? in
             guard let entry = state.entries.removeValue(forKey: path) else { return nil }
@@ -54,7 +59,7 @@ final class SavedNoteCache: Sendable {
         }
         guard let entry else { return nil }
         guard let now = ItemState.ofItem(at: place, includingMembers: true), entry.state.identity.isUnchanged(comparedTo: now.identity),
-            entry.state.members == now.members
+            entry.state.members == now.members, accepting(entry.document)
         else { return nil }
         state.withLock { $0.reused += 1 }
         return (entry.document, entry.uses)
