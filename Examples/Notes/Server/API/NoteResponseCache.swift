@@ -25,8 +25,7 @@ final class NoteResponseCache: Sendable {
     }
 
     private struct State {
-        var entries: [String: Entry] = [:]
-        var order: [String] = []
+        var entries = KeptInOrder<Entry>()
         var bytes = 0
     }
 
@@ -53,26 +52,17 @@ final class NoteResponseCache: Sendable {
     func keep(_ entry: Entry, for id: String) {
         guard entry.body.count <= byteLimit / 16 else { return }
         state.withLock { state in
-            if let old = state.entries.updateValue(entry, forKey: id) {
-                state.bytes -= old.body.count
-            } else {
-                state.order.append(id)
-            }
+            if let old = state.entries.keep(entry, for: id) { state.bytes -= old.body.count }
             state.bytes += entry.body.count
-            // Oldest first out (FIFO by first keeping: cheap, and bounded).
-            while state.entries.count > capacity || state.bytes > byteLimit, !state.order.isEmpty {
-                let oldest = state.order.removeFirst()
-                if let gone = state.entries.removeValue(forKey: oldest) { state.bytes -= gone.body.count }
+            while state.entries.count > capacity || state.bytes > byteLimit, let gone = state.entries.removeOldest() {
+                state.bytes -= gone.body.count
             }
         }
     }
 
     func remove(_ id: String) {
         state.withLock { state in
-            if let gone = state.entries.removeValue(forKey: id) {
-                state.bytes -= gone.body.count
-                state.order.removeAll { $0 == id }
-            }
+            if let gone = state.entries.remove(id) { state.bytes -= gone.body.count }
         }
     }
 

@@ -31,8 +31,7 @@ final class SavedNoteCache: Sendable {
     }
 
     private struct State {
-        var entries: [String: Entry] = [:]
-        var order: [String] = []
+        var entries = KeptInOrder<Entry>()
         var reused = 0
     }
 
@@ -52,12 +51,7 @@ final class SavedNoteCache: Sendable {
     /// (the document is dropped).
     func take(at place: URL, accepting: (NoteDocument) -> Bool = { _ in true }) -> (document: NoteDocument, uses: Int)? {
         let path = place.standardizedFileURL.path
-        let entry = state.withLock { state -> Entry? in
-            guard let entry = state.entries.removeValue(forKey: path) else { return nil }
-            state.order.removeAll { $0 == path }
-            return entry
-        }
-        guard let entry else { return nil }
+        guard let entry = state.withLock({ $0.entries.remove(path) }) else { return nil }
         guard let now = ItemState.ofItem(at: place, includingMembers: true), entry.state.identity.isUnchanged(comparedTo: now.identity),
             entry.state.members == now.members, accepting(entry.document)
         else { return nil }
@@ -74,19 +68,14 @@ final class SavedNoteCache: Sendable {
         else { return }
         let path = place.standardizedFileURL.path
         state.withLock { state in
-            if state.entries.updateValue(Entry(document: document, state: saved, uses: uses + 1), forKey: path) == nil { state.order.append(path) }
-            while state.entries.count > capacity, !state.order.isEmpty {
-                state.entries[state.order.removeFirst()] = nil
-            }
+            state.entries.keep(Entry(document: document, state: saved, uses: uses + 1), for: path)
+            while state.entries.count > capacity, state.entries.removeOldest() != nil {}
         }
     }
 
     /// Forgets every document (at shutdown).
     func removeAll() {
-        state.withLock { state in
-            state.entries.removeAll()
-            state.order.removeAll()
-        }
+        state.withLock { $0.entries.removeAll() }
     }
 
     /// How many documents are kept now.
