@@ -17,4 +17,13 @@ enum RegularFile {
         guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_size <= limit else { return nil }
         do { return try handle.readToEnd() ?? Data() } catch { return nil }
     }
+
+    /// When the regular file at `url` (not a symbolic link) was last modified; nil when it is
+    /// missing or something else. One `lstat`: no owner or group names looked up, as
+    /// `FileManager.attributesOfItem` does (it reads `/etc/passwd` and `/etc/group` each time).
+    static func modificationDate(of url: URL) -> Date? {
+        var status = stat()
+        guard lstat(url.path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+        return Date(timeIntervalSince1970: Double(status.st_mtim.tv_sec) + Double(status.st_mtim.tv_nsec) / 1e9)
+    }
 }

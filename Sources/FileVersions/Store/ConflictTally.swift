@@ -109,17 +109,31 @@ extension VersionIdentifier {
 
         /// The packed form of `id`; nil if it is not a version id (``VersionIdentifier/isValid(_:)``).
         init?(_ id: String) {
-            guard VersionIdentifier.isValid(id) else { return nil }
+            guard id.utf8.count == VersionIdentifier.length,
+                let packed = id.utf8.withContiguousStorageIfAvailable(Self.pack) ?? Array(id.utf8).withUnsafeBufferPointer(Self.pack)
+            else { return nil }
+            self = packed
+        }
+
+        private init(date: UInt64, digits: UInt64) {
+            (self.date, self.digits) = (date, digits)
+        }
+
+        /// The packed form of an id's bytes, nil if they are not an id: over the bytes' buffer
+        /// (a count does this for every version).
+        private static func pack(_ bytes: UnsafeBufferPointer<UInt8>) -> Packed? {
+            guard VersionIdentifier.isValid(bytes) else { return nil }
             var date: UInt64 = 0
             var digits: UInt64 = 0
-            for (index, byte) in id.utf8.enumerated() {
+            for index in 0..<bytes.count {
+                let byte = bytes[index]
                 switch index {
                 case 8, 15, 16: continue
                 case ..<16: date = date * 10 + UInt64(byte - UInt8(ascii: "0"))
                 default: digits = digits << 4 | UInt64(byte <= UInt8(ascii: "9") ? byte - UInt8(ascii: "0") : byte - UInt8(ascii: "a") + 10)
                 }
             }
-            (self.date, self.digits) = (date, digits)
+            return Packed(date: date, digits: digits)
         }
     }
 }

@@ -56,10 +56,16 @@ enum VersionIdentifier {
     /// (A check of the name's bytes in place: a listing of a folder of thousands of versions
     /// checks every name.)
     static func isValid(_ id: String) -> Bool {
-        let utf8 = id.utf8
-        guard utf8.count == length else { return false }
-        var index = 0
-        for byte in utf8 {
+        guard id.utf8.count == length else { return false }
+        // Through the bytes' buffer (a native string has one): several times faster than the view.
+        return id.utf8.withContiguousStorageIfAvailable(isValid) ?? Array(id.utf8).withUnsafeBufferPointer(isValid)
+    }
+
+    /// ``isValid(_:)`` of a name's bytes.
+    static func isValid(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard bytes.count == length else { return false }
+        for index in 0..<length {
+            let byte = bytes[index]
             let isDigit = byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
             let valid: Bool = switch index {
             case 8: byte == UInt8(ascii: "T")
@@ -69,7 +75,6 @@ enum VersionIdentifier {
             default: isDigit || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "f"))
             }
             guard valid else { return false }
-            index += 1
         }
         return true
     }

@@ -319,12 +319,10 @@ extension VersionStore {
     /// Returns the folder's names as they are then (nil if it can't be listed).
     @discardableResult
     func removeAbandonedEntries(in folder: URL, key: DocumentKey? = nil) -> [String]? {
-        // One listing; most often there is nothing hidden (a folder of hundreds of versions costs
-        // a `getdents` of a few hundred microseconds on ext4: each save does this once, and its
-        // pruning takes the names from here).
-        guard let fd = try? openFolder(folder, "listing versions"),
-            let names = try? fileSystem.contentsOfDirectory(fd.rawValue, name: folder.path)
-        else { return nil }
+        // One listing (none where ``WatchedFolderNames`` keeps the folder's names: a folder of
+        // hundreds of versions costs a `getdents` of a few hundred microseconds on ext4, and each
+        // save does this once); most often there is nothing hidden; pruning takes the names from here.
+        guard let fd = try? openFolder(folder, "listing versions"), let names = listedEntries(of: folder)?.map(\.name) else { return nil }
         if names.contains(where: StateEntryName.mayBe) { removeOrphanedStates(in: folder, names: names) }
         func isHiddenEntry(_ name: String) -> Bool {
             name.hasPrefix(".new-") || name.hasPrefix(Self.exchangePrefix) || name.hasPrefix(".removing-")
@@ -332,7 +330,7 @@ extension VersionStore {
         guard names.contains(where: isHiddenEntry) else { return names }
         completeInterruptedEntries(in: folder, names: names)
         for name in names where name.hasPrefix(Self.exchangePrefix) { settleExchangeEntry(name, in: folder, key: key) }
-        guard let left = try? fileSystem.contentsOfDirectory(fd.rawValue, name: folder.path) else { return nil }
+        guard let left = listedEntries(of: folder)?.map(\.name) else { return nil }
         // A `.swap-` entry still there holds a replaced package that could not be completed yet.
         for name in left where isHiddenEntry(name) && !name.hasPrefix(Self.exchangePrefix) {
             _ = try? removeItem(name, in: fd.rawValue, using: fileSystem)

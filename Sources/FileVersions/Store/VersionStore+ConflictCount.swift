@@ -85,7 +85,9 @@ extension VersionStore {
             if let folder {
                 found = classifyEntry(name, in: folder.rawValue, of: folderURL, known: known[id])
             } else {
-                found = classifyUnchangingEntry(name, inode: inode, states: entries.states[name] ?? [], of: folderURL, span: span, known: known[id])
+                // Most folders hold no state entry: no lookup by name then.
+                let states = entries.states.isEmpty ? [] : entries.states[name] ?? []
+                found = classifyUnchangingEntry(name, inode: inode, states: states, of: folderURL, span: span, known: known[id])
             }
             guard let found else {
                 allWhole = false

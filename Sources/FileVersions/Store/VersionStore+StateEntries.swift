@@ -9,7 +9,8 @@ import Logging
 import SystemPackage
 
 extension VersionStore {
-    /// The names in a document's folder of the store, sorted (one `getdents`, with `d_ino`).
+    /// The names in a document's folder of the store, sorted into kinds (one `getdents` with `d_ino`, or
+    /// none: ``WatchedFolderNames``).
     struct FolderEntries {
         /// The version entries (`ID`), with their inode numbers.
         var versions: [(name: String, inode: UInt64)] = []
@@ -27,9 +28,7 @@ extension VersionStore {
 
     /// The entries of the document folder `folder`; nil when it can't be listed.
     func folderEntries(at folder: URL) -> FolderEntries? {
-        guard let descriptor = try? openFolder(folder, "listing versions"),
-            let listed = try? fileSystem.inodesOfDirectory(descriptor.rawValue, name: folder.path)
-        else { return nil }
+        guard let listed = listedEntries(of: folder) else { return nil }
         var entries = FolderEntries()
         for (name, inode) in listed {
             if name.hasPrefix(".") {
@@ -48,6 +47,14 @@ extension VersionStore {
         }
         for id in entries.states.keys { entries.states[id]!.sort { $0.name < $1.name } }
         return entries
+    }
+
+    /// The names in the folder `folder` with their inode numbers: as ``WatchedFolderNames`` keeps
+    /// them (no listing), else listed. Nil when the folder can't be listed.
+    func listedEntries(of folder: URL) -> [(name: String, inode: UInt64)]? {
+        if let watched = WatchedFolderNames.shared.entries(ofFolderAt: folder.path, using: fileSystem) { return watched }
+        guard let descriptor = try? openFolder(folder, "listing versions") else { return nil }
+        return try? fileSystem.inodesOfDirectory(descriptor.rawValue, name: folder.path)
     }
 
     /// Whether this store's entries never change once named (format 3 and later): an entry known

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import DocumentKit
 import Foundation
 
@@ -171,7 +174,8 @@ extension NotesLibrary {
 
     /// Whether there is an item at `url` (a symbolic link counts, wherever it points).
     static func itemExists(_ url: URL) -> Bool {
-        (try? FileManager.default.attributesOfItem(atPath: url.path)) != nil
+        var status = stat()
+        return lstat(url.path, &status) == 0
     }
 
     /// A note titled exactly `title` other than `excluded`, found through the index (see

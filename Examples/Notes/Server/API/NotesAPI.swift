@@ -95,8 +95,7 @@ struct NotesAPI: Sendable {
     func resource(of document: NoteDocument, at place: URL, tag: EntityTag?, conflicts known: [FileVersion]? = nil) -> NoteResource {
         let note = document.content
         let id = note.documentIdentifier.uuidString
-        let manifestPath = place.appendingPathComponent(NoteFormat.manifestName).path
-        let modified = (try? FileManager.default.attributesOfItem(atPath: manifestPath))?[.modificationDate] as? Date
+        let modified = RegularFile.modificationDate(of: place.appendingPathComponent(NoteFormat.manifestName))
             ?? NotesLibrary.Entry(url: place, document: document).modified
         // The manifest as it is now: after a save, the document's own record of it is the one it opened.
         let manifest = NotesLibrary.manifest(ofPackageAt: place) ?? document.formatStatus?.manifestOnDisk

@@ -1,0 +1,127 @@
+import DocumentKitSystem
+import DocumentKitTesting
+@testable import FileVersions
+import Foundation
+import SystemPackage
+import Testing
+
+/// `WatchedFolderNames`: the names of a store's document folder kept by inotify must be, at each
+/// answer, what a listing gives then, whoever changed the folder, without listing it again.
+@Suite("Watched folder names")
+struct WatchedFolderNamesTests {
+    /// The folder's names and inode numbers as a listing gives them now.
+    func listing(_ path: String) throws -> [String: UInt64] {
+        let fd = try FileSystem.live.open(path, in: AT_FDCWD, flags: O_RDONLY | O_DIRECTORY)
+        defer { _ = try? FileSystem.live.close(fd, name: path) }
+        return Dictionary(uniqueKeysWithValues: try FileSystem.live.inodesOfDirectory(fd, name: path).map { ($0.name, $0.inode) })
+    }
+
+    func answer(_ names: WatchedFolderNames, _ path: String) -> [String: UInt64]? {
+        names.entries(ofFolderAt: path, using: .live).map { Dictionary(uniqueKeysWithValues: $0.map { ($0.name, $0.inode) }) }
+    }
+
+    /// Runs `script` in `/bin/sh` in `folder`: another process's changes.
+    func shell(_ script: String, in folder: String) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", script]
+        process.currentDirectoryURL = URL(fileURLWithPath: folder)
+        try process.run()
+        return process
+    }
+
+    @Test("names made, renamed, replaced and removed by this process and by another one are answered as a listing gives them, without a second listing")
+    func namesFollowEveryChange() throws {
+        let folder = try TemporaryDirectory(prefix: "dk-watched")
+        let path = folder.url.path
+        for index in 0..<5 { try FileManager.default.createDirectory(atPath: path + "/v\(index)", withIntermediateDirectories: false) }
+        let names = WatchedFolderNames()
+        #expect(try answer(names, path) == listing(path))
+        // This process: a folder made, one renamed, one replaced by a rename over it, one removed.
+        try FileManager.default.createDirectory(atPath: path + "/.new-a", withIntermediateDirectories: false)
+        #expect(rename(path + "/.new-a", path + "/v5") == 0)
+        try FileManager.default.createDirectory(atPath: path + "/.new-b", withIntermediateDirectories: false)
+        #expect(rename(path + "/.new-b", path + "/v0") == 0)
+        try FileManager.default.removeItem(atPath: path + "/v1")
+        #expect(try answer(names, path) == listing(path))
+        // Another process, and no pause between its last change and the answer.
+        let other = try shell("mkdir w1 w2 && mv w1 v2 2>/dev/null; mv w2 v9 && rmdir v3 && touch file && ln file link && mv link v4.state-x", in: path)
+        other.waitUntilExit()
+        #expect(other.terminationStatus == 0)
+        #expect(try answer(names, path) == listing(path))
+        #expect(names.counts == (folders: 1, listings: 1))
+    }
+
+    @Test("another process changing the folder all the while: every answer after it stopped is the listing, and the folder was listed once")
+    func answersStayExactUnderAnotherWriter() throws {
+        let folder = try TemporaryDirectory(prefix: "dk-watched")
+        let path = folder.url.path
+        let names = WatchedFolderNames()
+        #expect(try answer(names, path) == listing(path))
+        let script = """
+            i=0; while [ $i -lt 400 ]; do
+              mkdir .new-$i && mv .new-$i v$((i % 37)) 2>/dev/null || rm -rf .new-$i
+              [ $((i % 5)) -eq 0 ] && rm -rf v$((i % 11))
+              i=$((i + 1)); done
+            """
+        let other = try shell(script, in: path)
+        var answers = 0
+        while other.isRunning {
+            #expect(answer(names, path) != nil)
+            answers += 1
+        }
+        #expect(other.terminationStatus == 0)
+        #expect(try answer(names, path) == listing(path))
+        #expect(try !listing(path).isEmpty)
+        #expect(answers > 0)
+        #expect(names.counts.listings == 1)
+    }
+
+    @Test("a folder replaced at its path, or removed, is not answered from the old one's names")
+    func aReplacedFolderIsListedAgain() throws {
+        let folder = try TemporaryDirectory(prefix: "dk-watched")
+        let path = folder.url.path + "/KEY"
+        try FileManager.default.createDirectory(atPath: path + "/old", withIntermediateDirectories: true)
+        let names = WatchedFolderNames()
+        #expect(try answer(names, path) == listing(path))
+        #expect(rename(path, folder.url.path + "/moved") == 0)
+        try FileManager.default.createDirectory(atPath: path + "/new", withIntermediateDirectories: true)
+        #expect(try answer(names, path) == listing(path))
+        #expect(try listing(path).keys.sorted() == ["new"])
+        #expect(names.counts.listings == 2)
+        try FileManager.default.removeItem(atPath: path)
+        #expect(answer(names, path) == nil)
+        #expect(names.counts.folders == 0)
+    }
+
+    @Test("at most `limit` folders are watched: the least recently asked is dropped, and listed again when asked")
+    func watchesAreBounded() throws {
+        let folder = try TemporaryDirectory(prefix: "dk-watched")
+        let paths = try (0..<3).map { index in
+            let path = folder.url.path + "/KEY\(index)"
+            try FileManager.default.createDirectory(atPath: path + "/v", withIntermediateDirectories: true)
+            return path
+        }
+        let names = WatchedFolderNames(limit: 2)
+        for path in paths { #expect(try answer(names, path) == listing(path)) }
+        #expect(names.counts == (folders: 2, listings: 3))
+        #expect(try answer(names, paths[2]) == listing(paths[2]))
+        #expect(names.counts.listings == 3, "the most recent folder is still watched")
+        #expect(try answer(names, paths[0]) == listing(paths[0]))
+        #expect(names.counts.listings == 4, "the first one was dropped")
+    }
+
+    @Test("without inotify, through a file system that injects faults, or for a folder of too many names, the caller lists")
+    func theCallerListsWhenNothingIsKept() throws {
+        let folder = try TemporaryDirectory(prefix: "dk-watched")
+        let path = folder.url.path
+        for index in 0..<3 { try FileManager.default.createDirectory(atPath: path + "/v\(index)", withIntermediateDirectories: false) }
+        #expect(answer(WatchedFolderNames(faults: .init(initialization: .tooManyOpenFiles)), path) == nil)
+        #expect(answer(WatchedFolderNames(faults: .init(addWatch: .noSpace)), path) == nil)
+        let faults = FaultInjector()
+        #expect(WatchedFolderNames().entries(ofFolderAt: path, using: faults.fileSystem) == nil)
+        let small = WatchedFolderNames(maximumNames: 2)
+        #expect(try answer(small, path) == listing(path), "answered by its listing")
+        #expect(small.counts.folders == 0, "but not kept")
+    }
+}
