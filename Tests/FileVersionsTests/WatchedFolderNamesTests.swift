@@ -16,6 +16,13 @@ struct WatchedFolderNamesTests {
         return Dictionary(uniqueKeysWithValues: try FileSystem.live.inodesOfDirectory(fd, name: path).map { ($0.name, $0.inode) })
     }
 
+    /// Asks for the folder a first time (answered nil: the caller lists it, a folder asked once is
+    /// not watched) and then again (watched and listed).
+    func watch(_ names: WatchedFolderNames, _ path: String) -> [String: UInt64]? {
+        #expect(answer(names, path) == nil, "asked for once: the caller lists it")
+        return answer(names, path)
+    }
+
     func answer(_ names: WatchedFolderNames, _ path: String) -> [String: UInt64]? {
         names.entries(ofFolderAt: path, using: .live).map { Dictionary(uniqueKeysWithValues: $0.map { ($0.name, $0.inode) }) }
     }
@@ -36,7 +43,7 @@ struct WatchedFolderNamesTests {
         let path = folder.url.path
         for index in 0..<5 { try FileManager.default.createDirectory(atPath: path + "/v\(index)", withIntermediateDirectories: false) }
         let names = WatchedFolderNames()
-        #expect(try answer(names, path) == listing(path))
+        #expect(try watch(names, path) == listing(path))
         // This process: a folder made, one renamed, one replaced by a rename over it, one removed.
         try FileManager.default.createDirectory(atPath: path + "/.new-a", withIntermediateDirectories: false)
         #expect(rename(path + "/.new-a", path + "/v5") == 0)
@@ -45,9 +52,14 @@ struct WatchedFolderNamesTests {
         try FileManager.default.removeItem(atPath: path + "/v1")
         #expect(try answer(names, path) == listing(path))
         // Another process, and no pause between its last change and the answer.
-        let other = try shell("mkdir w1 w2 && mv w1 v2 2>/dev/null; mv w2 v9 && rmdir v3 && touch file && ln file link && mv link v4.state-x", in: path)
+        let other = try shell("mkdir w1 w2 && mv -T w1 v2 && mv w2 v9 && rmdir v3 && touch file && ln file link && mv link v4.state-x", in: path)
         other.waitUntilExit()
         #expect(other.terminationStatus == 0)
+        #expect(try answer(names, path) == listing(path))
+        // Two names exchanged in one step (`renameat2(RENAME_EXCHANGE)`): both are still there.
+        let fd = try FileSystem.live.open(path, in: AT_FDCWD, flags: O_RDONLY | O_DIRECTORY)
+        defer { _ = try? FileSystem.live.close(fd, name: path) }
+        try FileSystem.live.exchange("v4", in: fd, with: "v5", in: fd)
         #expect(try answer(names, path) == listing(path))
         #expect(names.counts == (folders: 1, listings: 1))
     }
@@ -57,10 +69,10 @@ struct WatchedFolderNamesTests {
         let folder = try TemporaryDirectory(prefix: "dk-watched")
         let path = folder.url.path
         let names = WatchedFolderNames()
-        #expect(try answer(names, path) == listing(path))
+        #expect(try watch(names, path) == listing(path))
         let script = """
             i=0; while [ $i -lt 400 ]; do
-              mkdir .new-$i && mv .new-$i v$((i % 37)) 2>/dev/null || rm -rf .new-$i
+              mkdir .new-$i && mv -T .new-$i v$((i % 37)) 2>/dev/null || rm -rf .new-$i
               [ $((i % 5)) -eq 0 ] && rm -rf v$((i % 11))
               i=$((i + 1)); done
             """
@@ -83,10 +95,10 @@ struct WatchedFolderNamesTests {
         let path = folder.url.path + "/KEY"
         try FileManager.default.createDirectory(atPath: path + "/old", withIntermediateDirectories: true)
         let names = WatchedFolderNames()
-        #expect(try answer(names, path) == listing(path))
+        #expect(try watch(names, path) == listing(path))
         #expect(rename(path, folder.url.path + "/moved") == 0)
         try FileManager.default.createDirectory(atPath: path + "/new", withIntermediateDirectories: true)
-        #expect(try answer(names, path) == listing(path))
+        #expect(try watch(names, path) == listing(path), "the new folder is asked for anew")
         #expect(try listing(path).keys.sorted() == ["new"])
         #expect(names.counts.listings == 2)
         try FileManager.default.removeItem(atPath: path)
@@ -103,12 +115,18 @@ struct WatchedFolderNamesTests {
             return path
         }
         let names = WatchedFolderNames(limit: 2)
-        for path in paths { #expect(try answer(names, path) == listing(path)) }
+        for path in paths { #expect(try watch(names, path) == listing(path)) }
         #expect(names.counts == (folders: 2, listings: 3))
         #expect(try answer(names, paths[2]) == listing(paths[2]))
         #expect(names.counts.listings == 3, "the most recent folder is still watched")
-        #expect(try answer(names, paths[0]) == listing(paths[0]))
-        #expect(names.counts.listings == 4, "the first one was dropped")
+        #expect(try watch(names, paths[0]) == listing(paths[0]), "the first one was dropped")
+        #expect(names.counts.listings == 4)
+        // A scan asking once for each of more folders than it remembers (2 × limit) watches none of them.
+        let scan = WatchedFolderNames(limit: 1)
+        for _ in 0..<2 {
+            for path in paths + [folder.url.path] { #expect(answer(scan, path) == nil) }
+        }
+        #expect(scan.counts == (folders: 0, listings: 0))
     }
 
     @Test("without inotify, through a file system that injects faults, or for a folder of too many names, the caller lists")
@@ -121,7 +139,7 @@ struct WatchedFolderNamesTests {
         let faults = FaultInjector()
         #expect(WatchedFolderNames().entries(ofFolderAt: path, using: faults.fileSystem) == nil)
         let small = WatchedFolderNames(maximumNames: 2)
-        #expect(try answer(small, path) == listing(path), "answered by its listing")
+        #expect(try watch(small, path) == listing(path), "answered by its listing")
         #expect(small.counts.folders == 0, "but not kept")
     }
 }

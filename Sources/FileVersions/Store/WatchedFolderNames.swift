@@ -5,6 +5,7 @@ import Musl
 #endif
 import DocumentKitSystem
 import FileCoordination
+import Dispatch
 import Synchronization
 import SystemPackage
 
@@ -21,8 +22,11 @@ import SystemPackage
 ///
 /// Not used on network, cluster or FUSE file systems (their changes from elsewhere raise no
 /// event), nor through a ``FileSystem`` that injects faults (tests of the listing's failures
-/// must reach the listing). At most ``limit`` folders are watched (the least recently asked
-/// is dropped) and a folder of more than ``maximumNames`` names is not kept.
+/// must reach the listing). A folder is watched from the second time it is asked for while still
+/// among the last `2 × limit` asked (an index's scan of every document watches none); at most
+/// ``limit`` folders are watched (the least recently asked is dropped), a folder of more than
+/// ``maximumNames`` names is not kept, and after the kernel refused a watch or an instance
+/// (its limits are shared with the library index and the presenters) none is tried for a minute.
 final class WatchedFolderNames: Sendable {
     /// The process's folders (one inotify instance, made at the first use).
     static let shared = WatchedFolderNames()
@@ -42,9 +46,9 @@ final class WatchedFolderNames: Sendable {
         var watch: CInt
         var device: UInt64
         var inode: UInt64
-        /// Every name in the folder, with its inode number (0 until `fstatat` told it: `pending`).
+        /// Every name in the folder, with its inode number, as of the last answer.
         var names: [String: UInt64]
-        /// Names made since they were last looked at: their inode numbers are taken at the next answer.
+        /// Names made, removed or renamed since the last answer: looked at (`fstatat`) at the next one.
         var pending: Set<String> = []
         var lastUse: UInt64
     }
@@ -57,17 +61,21 @@ final class WatchedFolderNames: Sendable {
         var uses: UInt64 = 0
         /// How many times a folder was listed (for tests: a kept folder is not).
         var listings = 0
-        /// Whether the file system of a device is remote (looked up once per device).
-        var remoteDevices: [UInt64: Bool] = [:]
+        /// The folders asked for lately and not watched: one asked again is watched.
+        var recent: RecentPaths
+        /// When adding a watch or making the instance last failed (nanoseconds, monotonic):
+        /// none is tried for a minute after (the kernel's limits are shared with the index and presenters).
+        var refusedAt: UInt64?
     }
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     private let faults: Faults
 
     init(limit: Int = 256, maximumNames: Int = 100_000, faults: Faults = Faults()) {
         self.limit = limit
         self.maximumNames = maximumNames
         self.faults = faults
+        state = Mutex(State(recent: RecentPaths(limit: 2 * limit)))
     }
 
     deinit {
@@ -83,13 +91,18 @@ final class WatchedFolderNames: Sendable {
     /// give them now; nil when the folder can't be watched or listed here (the caller lists it).
     func entries(ofFolderAt path: String, using fileSystem: FileSystem) -> [(name: String, inode: UInt64)]? {
         guard fileSystem.interceptor == nil else { return nil }
+        // Outside the lock: a hung network file system blocks its own callers only (`statfs` per call).
+        guard let status = try? fileSystem.status(of: path, in: AT_FDCWD, followingLink: true), status.kind == .directory,
+            RemoteFileSystems.name(at: path) == nil
+        else {
+            state.withLock { state in
+                if let fd = state.descriptor, fd >= 0 { drop(path, in: &state, fd: fd) }
+            }
+            return nil
+        }
         return state.withLock { state -> [(name: String, inode: UInt64)]? in
             guard let fd = descriptor(in: &state) else { return nil }
             drain(fd, into: &state)
-            guard let status = try? fileSystem.status(of: path, in: AT_FDCWD, followingLink: true), status.kind == .directory else {
-                drop(path, in: &state, fd: fd)
-                return nil
-            }
             state.uses += 1
             if var folder = state.folders[path], folder.device == status.device, folder.inode == status.inode {
                 for name in folder.pending {
@@ -105,10 +118,17 @@ final class WatchedFolderNames: Sendable {
                 }
                 folder.pending = []
                 folder.lastUse = state.uses
+                guard folder.names.count <= maximumNames else {
+                    drop(path, in: &state, fd: fd)
+                    return folder.names.map { ($0.key, $0.value) }
+                }
                 state.folders[path] = folder
                 return folder.names.map { ($0.key, $0.value) }
             }
             drop(path, in: &state, fd: fd)
+            // A folder asked for once (an index's scan of every document) is listed, not watched:
+            // it is watched when asked again while still among the last ones asked.
+            guard state.recent.insert(path) != nil else { return nil }
             return watchAndList(path, fd: fd, status: status, using: fileSystem, in: &state)
         }
     }
@@ -117,31 +137,33 @@ final class WatchedFolderNames: Sendable {
     var counts: (folders: Int, listings: Int) { state.withLock { ($0.folders.count, $0.listings) } }
 
     private func descriptor(in state: inout State) -> CInt? {
-        if state.descriptor == nil {
-            if faults.initialization != nil {
-                state.descriptor = -1
-            } else {
-                let fd = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
-                state.descriptor = fd >= 0 ? fd : -1
-            }
+        if let fd = state.descriptor, fd >= 0 { return fd }
+        if let refused = state.refusedAt, Self.now() - refused < Self.retryAfter { return nil }
+        let fd = faults.initialization == nil ? inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK)) : -1
+        guard fd >= 0 else {
+            state.refusedAt = Self.now()
+            return nil
         }
-        guard let fd = state.descriptor, fd >= 0 else { return nil }
+        state.descriptor = fd
         return fd
     }
+
+    /// How long nothing is tried after the kernel refused a watch or an instance: a minute.
+    private static let retryAfter: UInt64 = 60_000_000_000
+
+    private static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
     /// Adds the watch first, then lists: a change made in between is in both, applied twice to
     /// the same end (a name made is looked at again; a name removed is gone from the listing).
     private func watchAndList(
         _ path: String, fd: CInt, status: FileStatus, using fileSystem: FileSystem, in state: inout State
     ) -> [(name: String, inode: UInt64)]? {
-        if state.remoteDevices[status.device] == nil { state.remoteDevices[status.device] = RemoteFileSystems.name(at: path) != nil }
-        if state.remoteDevices[status.device] == true { return nil }
-        if state.folders.count >= limit, let oldest = state.folders.min(by: { $0.value.lastUse < $1.value.lastUse })?.key {
-            drop(oldest, in: &state, fd: fd)
+        if let refused = state.refusedAt, Self.now() - refused < Self.retryAfter { return nil }
+        let watch = faults.addWatch == nil ? inotify_add_watch(fd, path, Self.mask) : -1
+        guard watch >= 0 else {
+            state.refusedAt = Self.now()
+            return nil
         }
-        guard faults.addWatch == nil else { return nil }
-        let watch = inotify_add_watch(fd, path, Self.mask)
-        guard watch >= 0 else { return nil }
         // Another path of the same folder (a bind mount, a link to it) shares the watch: not kept twice.
         if let other = state.paths[watch], other != path {
             return nil
@@ -159,10 +181,16 @@ final class WatchedFolderNames: Sendable {
             inotify_rm_watch(fd, watch)
             return nil
         }
-        guard listed.count <= maximumNames else {
+        // The watch must be the listed folder's (one replaced and put back in between is not):
+        // adding it again gives the same descriptor only for the same folder.
+        guard listed.count <= maximumNames, inotify_add_watch(fd, path, Self.mask) == watch else {
             inotify_rm_watch(fd, watch)
             return listed
         }
+        if state.folders.count >= limit, let oldest = state.folders.min(by: { $0.value.lastUse < $1.value.lastUse })?.key {
+            drop(oldest, in: &state, fd: fd)
+        }
+        state.recent.remove(path)
         var names = [String: UInt64](minimumCapacity: listed.count)
         for (name, inode) in listed { names[name] = inode }
         state.folders[path] = Folder(watch: watch, device: status.device, inode: status.inode, names: names, lastUse: state.uses)
@@ -183,7 +211,14 @@ final class WatchedFolderNames: Sendable {
         defer { buffer.deallocate() }
         while true {
             let count = Glibc.read(fd, buffer, size)
-            guard count > 0 else { return }
+            guard count > 0 else {
+                // Anything but "nothing queued" may have lost events: every folder is listed again.
+                if count < 0, errno != EAGAIN, errno != EINTR {
+                    for path in Array(state.folders.keys) { drop(path, in: &state, fd: fd) }
+                }
+                if count < 0, errno == EINTR { continue }
+                return
+            }
             var offset = 0
             while offset + MemoryLayout<inotify_event>.size <= count {
                 let event = buffer.load(fromByteOffset: offset, as: inotify_event.self)
@@ -208,14 +243,43 @@ final class WatchedFolderNames: Sendable {
                     drop(path, in: &state, fd: fd)
                     continue
                 }
-                if event.mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
-                    state.folders[path]?.names[name] = 0
+                // Whatever happened to the name (an exchange of two names queues "moved from" and "moved
+                // to" for each), it is looked at when the next answer is made: there or not, and its inode.
+                if event.mask & UInt32(IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM) != 0 {
                     state.folders[path]?.pending.insert(name)
-                } else if event.mask & UInt32(IN_DELETE | IN_MOVED_FROM) != 0 {
-                    state.folders[path]?.names[name] = nil
-                    state.folders[path]?.pending.remove(name)
                 }
             }
         }
     }
+}
+
+/// The paths asked for lately, oldest dropped first (``WatchedFolderNames``: a folder is watched
+/// when asked for again while still here).
+struct RecentPaths: Sendable {
+    let limit: Int
+    private var paths: Set<String> = []
+    private var order: [String] = []
+    private var start = 0
+
+    init(limit: Int) { self.limit = max(1, limit) }
+
+    /// Inserts `path`; returns it if it was here already (then it stays where it was).
+    mutating func insert(_ path: String) -> String? {
+        if paths.contains(path) { return path }
+        paths.insert(path)
+        order.append(path)
+        while paths.count > limit, start < order.count {
+            paths.remove(order[start])
+            start += 1
+        }
+        // Names removed (watched since) or dropped stay in the order until it is compacted.
+        if order.count - start > 2 * limit || start > limit {
+            var seen = Set<String>()
+            order = order[start...].filter { paths.contains($0) && seen.insert($0).inserted }
+            start = 0
+        }
+        return nil
+    }
+
+    mutating func remove(_ path: String) { paths.remove(path) }
 }

@@ -78,24 +78,9 @@ struct LibraryWatcher: Service {
             guard let id = Self.identifier(entry) else { continue }
             let (url, title) = await shown(id, changedAt: entry)
             let etag = api.tag(at: url)?.description
-            // Conflicts are counted for a new state only (this server's own writes come back here, already published):
-            // the index counted them as it read the entry; a package shown for another is counted here.
-            var conflicts: Int?
-            if await hub.isNew(id: id, etag: etag) {
-                let isEntry = url.standardizedFileURL.path == entry.url.standardizedFileURL.path
-                conflicts = (isEntry ? Self.conflictCount(of: entry) : nil) ?? api.conflictCount(at: url)
-            }
+            // Conflicts are counted for a new state only (this server's own writes come back here, already published).
+            let conflicts = await hub.isNew(id: id, etag: etag) ? api.conflictCount(at: url) : nil
             await hub.publish(kind, id: id, title: title, etag: etag, conflicts: conflicts)
-        }
-    }
-
-    /// The unresolved conflicts the index counted when it read `entry`; nil when it did not count
-    /// them (an entry that is not current: incomplete, damaged or too new).
-    static func conflictCount(of entry: IndexEntry) -> Int? {
-        switch entry.state {
-        case .current: 0
-        case .unresolvedConflicts(let count): count
-        case .incomplete, .tooNew, .damaged: nil
         }
     }
 
