@@ -162,6 +162,21 @@ struct EntryReader: Sendable {
         return .incomplete("\(matching) of \(members.count) members match; \(firstProblem).")
     }
 
+    /// `old` with its conflicts counted again, when only its document's folder in the version
+    /// store changed since it was read (its package, manifest and member folders are as they
+    /// were): as ``read(_:)`` counts them, without reading the package. Nil for a record that is
+    /// not current (it is read again whole).
+    func recountingConflicts(of old: EntryRecord) -> EntryRecord? {
+        guard case .current = old.state, let identifier = old.identifier.text else { return nil }
+        var record = old
+        record.conflicts = conflictStamp(identifier: identifier)
+        if record.conflicts != nil {
+            let count = conflictCount(identifier: identifier)
+            if count > 0 { record.state = .unresolvedConflicts(count) }
+        }
+        return record
+    }
+
     /// How many unresolved conflict versions the version store keeps of the document whose
     /// manifest, just read, names `identifier` (the store need not read it again).
     func conflictCount(identifier: String) -> Int {

@@ -157,11 +157,20 @@ struct IndexSnapshot: Sendable {
         var readAgain = false
         if case .unresolvedConflicts = old.state { readAgain = true }
         if case .incomplete = old.state { readAgain = true }
-        let unchanged = !force && !readAgain && package == old.package
+        let packageUnchanged = !force && !readAgain && package == old.package
             && (stamps.map(\.manifest) ?? reader.manifestStamp(path, in: library)) == old.manifest
-            && reader.conflictsUnchanged(old, names: conflictFolders)
             && reader.memberFoldersUnchanged(old, in: library)
-        if unchanged { return }
+        if packageUnchanged {
+            if reader.conflictsUnchanged(old, names: conflictFolders) { return }
+            // Only the document's folder in the version store changed (a version kept after a save,
+            // a conflict added or resolved): its conflicts are counted again, the package not read.
+            if let recounted = reader.recountingConflicts(of: old) {
+                records[path] = recounted
+                if recounted == old { return }
+                if recounted.state == old.state { changes.noteRestamped(recounted) } else { changes.noteChanged(recounted) }
+                return
+            }
+        }
         guard let record = reader.read(path) else {
             records[path] = nil
             changes.noteRemoved(old)
