@@ -24,7 +24,7 @@ struct WatchedFolderNamesTests {
     }
 
     func answer(_ names: WatchedFolderNames, _ path: String) -> [String: UInt64]? {
-        names.entries(ofFolderAt: path, using: .live).map { Dictionary(uniqueKeysWithValues: $0.map { ($0.name, $0.inode) }) }
+        names.entries(ofFolderAt: path, using: .live)
     }
 
     /// Runs `script` in `/bin/sh` in `folder`: another process's changes.

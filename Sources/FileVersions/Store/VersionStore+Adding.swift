@@ -322,7 +322,7 @@ extension VersionStore {
         // One listing (none where ``WatchedFolderNames`` keeps the folder's names: a folder of
         // hundreds of versions costs a `getdents` of a few hundred microseconds on ext4, and each
         // save does this once); most often there is nothing hidden; pruning takes the names from here.
-        guard let fd = try? openFolder(folder, "listing versions"), let names = listedEntries(of: folder)?.map(\.name) else { return nil }
+        guard let fd = try? openFolder(folder, "listing versions"), let names = listedEntries(of: folder).map({ Array($0.keys) }) else { return nil }
         if names.contains(where: StateEntryName.mayBe) { removeOrphanedStates(in: folder, names: names) }
         func isHiddenEntry(_ name: String) -> Bool {
             name.hasPrefix(".new-") || name.hasPrefix(Self.exchangePrefix) || name.hasPrefix(".removing-")
@@ -330,7 +330,7 @@ extension VersionStore {
         guard names.contains(where: isHiddenEntry) else { return names }
         completeInterruptedEntries(in: folder, names: names)
         for name in names where name.hasPrefix(Self.exchangePrefix) { settleExchangeEntry(name, in: folder, key: key) }
-        guard let left = listedEntries(of: folder)?.map(\.name) else { return nil }
+        guard let left = listedEntries(of: folder).map({ Array($0.keys) }) else { return nil }
         // A `.swap-` entry still there holds a replaced package that could not be completed yet.
         for name in left where isHiddenEntry(name) && !name.hasPrefix(Self.exchangePrefix) {
             _ = try? removeItem(name, in: fd.rawValue, using: fileSystem)

@@ -51,10 +51,14 @@ extension VersionStore {
 
     /// The names in the folder `folder` with their inode numbers: as ``WatchedFolderNames`` keeps
     /// them (no listing), else listed. Nil when the folder can't be listed.
-    func listedEntries(of folder: URL) -> [(name: String, inode: UInt64)]? {
+    func listedEntries(of folder: URL) -> [String: UInt64]? {
         if let watched = WatchedFolderNames.shared.entries(ofFolderAt: folder.path, using: fileSystem) { return watched }
-        guard let descriptor = try? openFolder(folder, "listing versions") else { return nil }
-        return try? fileSystem.inodesOfDirectory(descriptor.rawValue, name: folder.path)
+        guard let descriptor = try? openFolder(folder, "listing versions"),
+            let listed = try? fileSystem.inodesOfDirectory(descriptor.rawValue, name: folder.path)
+        else { return nil }
+        var entries = [String: UInt64](minimumCapacity: listed.count)
+        for (name, inode) in listed { entries[name] = inode }
+        return entries
     }
 
     /// Whether this store's entries never change once named (format 3 and later): an entry known

@@ -89,7 +89,7 @@ final class WatchedFolderNames: Sendable {
 
     /// The names in the folder at `path` with their inode numbers (`d_ino`), as a listing would
     /// give them now; nil when the folder can't be watched or listed here (the caller lists it).
-    func entries(ofFolderAt path: String, using fileSystem: FileSystem) -> [(name: String, inode: UInt64)]? {
+    func entries(ofFolderAt path: String, using fileSystem: FileSystem) -> [String: UInt64]? {
         guard fileSystem.interceptor == nil else { return nil }
         // Outside the lock: a hung network file system blocks its own callers only (`statfs` per call).
         guard let status = try? fileSystem.status(of: path, in: AT_FDCWD, followingLink: true), status.kind == .directory,
@@ -100,37 +100,45 @@ final class WatchedFolderNames: Sendable {
             }
             return nil
         }
-        return state.withLock { state -> [(name: String, inode: UInt64)]? in
+        return state.withLock { state -> [String: UInt64]? in
             guard let fd = descriptor(in: &state) else { return nil }
             drain(fd, into: &state)
             state.uses += 1
-            if var folder = state.folders[path], folder.device == status.device, folder.inode == status.inode {
-                for name in folder.pending {
-                    do throws(Errno) {
-                        folder.names[name] = try fileSystem.status(of: path + "/" + name, in: AT_FDCWD).inode
-                    } catch .noSuchFileOrDirectory {
-                        // Removed since: its event is queued, and applies to the same end.
-                        folder.names[name] = nil
-                    } catch {
-                        drop(path, in: &state, fd: fd)
-                        return nil
-                    }
+            // Taken out while changed: a copy left in the table would make the change copy every name.
+            if var folder = state.folders.removeValue(forKey: path) {
+                if folder.device == status.device, folder.inode == status.inode, resolvePending(of: &folder, at: path, using: fileSystem),
+                    folder.names.count <= maximumNames
+                {
+                    folder.lastUse = state.uses
+                    state.folders[path] = folder
+                    return folder.names
                 }
-                folder.pending = []
-                folder.lastUse = state.uses
-                guard folder.names.count <= maximumNames else {
-                    drop(path, in: &state, fd: fd)
-                    return folder.names.map { ($0.key, $0.value) }
-                }
-                state.folders[path] = folder
-                return folder.names.map { ($0.key, $0.value) }
+                // Another folder at the path now, a name that can't be looked at, or too many names.
+                state.paths[folder.watch] = nil
+                inotify_rm_watch(fd, folder.watch)
             }
-            drop(path, in: &state, fd: fd)
             // A folder asked for once (an index's scan of every document) is listed, not watched:
             // it is watched when asked again while still among the last ones asked.
             guard state.recent.insert(path) != nil else { return nil }
             return watchAndList(path, fd: fd, status: status, using: fileSystem, in: &state)
         }
+    }
+
+    /// Looks at the names events named since the last answer: there (with its inode number) or
+    /// not. False when one can't be looked at (the folder is listed again).
+    private func resolvePending(of folder: inout Folder, at path: String, using fileSystem: FileSystem) -> Bool {
+        for name in folder.pending {
+            do throws(Errno) {
+                folder.names[name] = try fileSystem.status(of: path + "/" + name, in: AT_FDCWD).inode
+            } catch .noSuchFileOrDirectory {
+                // Removed since: its event is queued, and applies to the same end.
+                folder.names[name] = nil
+            } catch {
+                return false
+            }
+        }
+        folder.pending = []
+        return true
     }
 
     /// How many folders are watched, and how many listings were taken (for tests).
@@ -157,11 +165,12 @@ final class WatchedFolderNames: Sendable {
     /// the same end (a name made is looked at again; a name removed is gone from the listing).
     private func watchAndList(
         _ path: String, fd: CInt, status: FileStatus, using fileSystem: FileSystem, in state: inout State
-    ) -> [(name: String, inode: UInt64)]? {
+    ) -> [String: UInt64]? {
         if let refused = state.refusedAt, Self.now() - refused < Self.retryAfter { return nil }
         let watch = faults.addWatch == nil ? inotify_add_watch(fd, path, Self.mask) : -1
         guard watch >= 0 else {
-            state.refusedAt = Self.now()
+            // The kernel's limit (ENOSPC: `max_user_watches`), not a folder gone in between.
+            if faults.addWatch != nil || errno == ENOSPC || errno == ENOMEM { state.refusedAt = Self.now() }
             return nil
         }
         // Another path of the same folder (a bind mount, a link to it) shares the watch: not kept twice.
@@ -183,19 +192,19 @@ final class WatchedFolderNames: Sendable {
         }
         // The watch must be the listed folder's (one replaced and put back in between is not):
         // adding it again gives the same descriptor only for the same folder.
+        var names = [String: UInt64](minimumCapacity: listed.count)
+        for (name, inode) in listed { names[name] = inode }
         guard listed.count <= maximumNames, inotify_add_watch(fd, path, Self.mask) == watch else {
             inotify_rm_watch(fd, watch)
-            return listed
+            return names
         }
         if state.folders.count >= limit, let oldest = state.folders.min(by: { $0.value.lastUse < $1.value.lastUse })?.key {
             drop(oldest, in: &state, fd: fd)
         }
         state.recent.remove(path)
-        var names = [String: UInt64](minimumCapacity: listed.count)
-        for (name, inode) in listed { names[name] = inode }
         state.folders[path] = Folder(watch: watch, device: status.device, inode: status.inode, names: names, lastUse: state.uses)
         state.paths[watch] = path
-        return listed
+        return names
     }
 
     private func drop(_ path: String, in state: inout State, fd: CInt, watchEnded: Bool = false) {
