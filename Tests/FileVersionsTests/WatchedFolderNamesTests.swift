@@ -134,10 +134,19 @@ struct WatchedFolderNamesTests {
         let folder = try TemporaryDirectory(prefix: "dk-watched")
         let path = folder.url.path
         for index in 0..<3 { try FileManager.default.createDirectory(atPath: path + "/v\(index)", withIntermediateDirectories: false) }
-        #expect(answer(WatchedFolderNames(faults: .init(initialization: .tooManyOpenFiles)), path) == nil)
-        #expect(answer(WatchedFolderNames(faults: .init(addWatch: .noSpace)), path) == nil)
+        // Each asked for twice: a first ask is always answered nil.
+        let withoutInstance = WatchedFolderNames(faults: .init(initialization: .tooManyOpenFiles))
+        let withoutWatches = WatchedFolderNames(faults: .init(addWatch: .noSpace))
+        for names in [withoutInstance, withoutWatches] {
+            #expect(answer(names, path) == nil)
+            #expect(answer(names, path) == nil)
+            #expect(names.counts == (folders: 0, listings: 0))
+        }
         let faults = FaultInjector()
-        #expect(WatchedFolderNames().entries(ofFolderAt: path, using: faults.fileSystem) == nil)
+        let throughFaults = WatchedFolderNames()
+        for _ in 0..<2 { #expect(throughFaults.entries(ofFolderAt: path, using: faults.fileSystem) == nil) }
+        #expect(throughFaults.counts == (folders: 0, listings: 0))
+        #expect(try watch(throughFaults, path) == listing(path), "the live file system is answered")
         let small = WatchedFolderNames(maximumNames: 2)
         #expect(try watch(small, path) == listing(path), "answered by its listing")
         #expect(small.counts.folders == 0, "but not kept")

@@ -13,12 +13,16 @@ import SystemPackage
 /// again (a conflict count at every change a server or an index sees, a save's look for
 /// leftovers), kept current by inotify instead of a `getdents` of every version each time.
 ///
-/// A folder is listed once, after its watch was added; from then on every name made or removed
-/// in it (by any process: inotify reports the changes of the whole machine on a local file
-/// system) is applied to what was listed, before each answer: the events of every change that
-/// returned before the answer began are queued by then. A new name's inode number is taken with
-/// one `fstatat`. The folder is listed again when the queue overflowed, when its path now names
-/// another folder, or when the watch ended (the folder removed, its file system unmounted).
+/// A folder is listed once, after its watch was added; from then on every name an event names
+/// (made, removed, renamed in or out, exchanged: by any process, as inotify reports the changes
+/// of the whole machine on a local file system) is looked at with one `fstatat` before the next
+/// answer: there, with its inode number, or not. The events of every change that returned before
+/// the answer began are queued by then. The folder is listed again when the queue overflowed or
+/// could not be read, when its path now names another folder, when the watch ended (the folder
+/// removed, its file system unmounted), when a name can't be looked at or is not UTF-8, or when
+/// it holds, or was changed by, more than ``maximumNames`` names since it was asked. (An inode
+/// number from `fstatat` may differ from the listing's `d_ino` on overlayfs without `xino`: a
+/// count then reads that version's record again, nothing worse.)
 ///
 /// Not used on network, cluster or FUSE file systems (their changes from elsewhere raise no
 /// event), nor through a ``FileSystem`` that injects faults (tests of the listing's failures
@@ -80,7 +84,7 @@ final class WatchedFolderNames: Sendable {
 
     deinit {
         state.withLock { state in
-            if let fd = state.descriptor, fd >= 0 { Glibc.close(fd) }
+            if let fd = state.descriptor, fd >= 0 { close(fd) }
         }
     }
 
@@ -119,7 +123,7 @@ final class WatchedFolderNames: Sendable {
             }
             // A folder asked for once (an index's scan of every document) is listed, not watched:
             // it is watched when asked again while still among the last ones asked.
-            guard state.recent.insert(path) != nil else { return nil }
+            guard state.recent.note(path) else { return nil }
             return watchAndList(path, fd: fd, status: status, using: fileSystem, in: &state)
         }
     }
@@ -194,7 +198,13 @@ final class WatchedFolderNames: Sendable {
         // adding it again gives the same descriptor only for the same folder.
         var names = [String: UInt64](minimumCapacity: listed.count)
         for (name, inode) in listed { names[name] = inode }
-        guard listed.count <= maximumNames, inotify_add_watch(fd, path, Self.mask) == watch else {
+        let again = listed.count <= maximumNames ? inotify_add_watch(fd, path, Self.mask) : watch
+        guard again == watch else {
+            inotify_rm_watch(fd, watch)
+            if again >= 0, state.paths[again] == nil { inotify_rm_watch(fd, again) }
+            return names
+        }
+        guard listed.count <= maximumNames else {
             inotify_rm_watch(fd, watch)
             return names
         }
@@ -219,7 +229,7 @@ final class WatchedFolderNames: Sendable {
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
         defer { buffer.deallocate() }
         while true {
-            let count = Glibc.read(fd, buffer, size)
+            let count = read(fd, buffer, size)
             guard count > 0 else {
                 // Anything but "nothing queued" may have lost events: every folder is listed again.
                 if count < 0, errno != EAGAIN, errno != EINTR {
@@ -256,6 +266,8 @@ final class WatchedFolderNames: Sendable {
                 // to" for each), it is looked at when the next answer is made: there or not, and its inode.
                 if event.mask & UInt32(IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM) != 0 {
                     state.folders[path]?.pending.insert(name)
+                    // A folder changed far more than it is asked for is listed when next asked.
+                    if (state.folders[path]?.pending.count ?? 0) > maximumNames { drop(path, in: &state, fd: fd) }
                 }
             }
         }
@@ -272,9 +284,9 @@ struct RecentPaths: Sendable {
 
     init(limit: Int) { self.limit = max(1, limit) }
 
-    /// Inserts `path`; returns it if it was here already (then it stays where it was).
-    mutating func insert(_ path: String) -> String? {
-        if paths.contains(path) { return path }
+    /// Notes that `path` was asked for; whether it was here already (then it stays where it was).
+    mutating func note(_ path: String) -> Bool {
+        if paths.contains(path) { return true }
         paths.insert(path)
         order.append(path)
         while paths.count > limit, start < order.count {
@@ -284,10 +296,11 @@ struct RecentPaths: Sendable {
         // Names removed (watched since) or dropped stay in the order until it is compacted.
         if order.count - start > 2 * limit || start > limit {
             var seen = Set<String>()
-            order = order[start...].filter { paths.contains($0) && seen.insert($0).inserted }
+            // A path noted again keeps its latest place.
+            order = Array(order[start...].reversed().filter { paths.contains($0) && seen.insert($0).inserted }.reversed())
             start = 0
         }
-        return nil
+        return false
     }
 
     mutating func remove(_ path: String) { paths.remove(path) }

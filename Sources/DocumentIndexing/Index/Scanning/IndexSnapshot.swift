@@ -163,7 +163,9 @@ struct IndexSnapshot: Sendable {
         if packageUnchanged {
             if reader.conflictsUnchanged(old, names: conflictFolders) { return }
             // Only the document's folder in the version store changed (a version kept after a save,
-            // a conflict added or resolved): its conflicts are counted again, the package not read.
+            // a conflict added; a document in conflict is read again whole, above): its conflicts are
+            // counted again, the package not read (a member rewritten in place at its path changes no
+            // stamp kept here: as when nothing changed, it is not seen).
             if let recounted = reader.recountingConflicts(of: old) {
                 records[path] = recounted
                 if recounted == old { return }
