@@ -322,7 +322,7 @@ extension VersionStore {
         // One listing (none where ``WatchedFolderNames`` keeps the folder's names: a folder of
         // hundreds of versions costs a `getdents` of a few hundred microseconds on ext4, and each
         // save does this once); most often there is nothing hidden; pruning takes the names from here.
-        guard let fd = try? openFolder(folder, "listing versions"), let names = listedEntries(of: folder).map({ Array($0.keys) }) else { return nil }
+        guard let names = listedEntries(of: folder).map({ Array($0.keys) }) else { return nil }
         if names.contains(where: StateEntryName.mayBe) { removeOrphanedStates(in: folder, names: names) }
         func isHiddenEntry(_ name: String) -> Bool {
             name.hasPrefix(".new-") || name.hasPrefix(Self.exchangePrefix) || name.hasPrefix(".removing-")
@@ -330,7 +330,8 @@ extension VersionStore {
         guard names.contains(where: isHiddenEntry) else { return names }
         completeInterruptedEntries(in: folder, names: names)
         for name in names where name.hasPrefix(Self.exchangePrefix) { settleExchangeEntry(name, in: folder, key: key) }
-        guard let left = listedEntries(of: folder).map({ Array($0.keys) }) else { return nil }
+        guard let left = listedEntries(of: folder).map({ Array($0.keys) }), let fd = try? openFolder(folder, "removing abandoned entries")
+        else { return nil }
         // A `.swap-` entry still there holds a replaced package that could not be completed yet.
         for name in left where isHiddenEntry(name) && !name.hasPrefix(Self.exchangePrefix) {
             _ = try? removeItem(name, in: fd.rawValue, using: fileSystem)
@@ -341,8 +342,7 @@ extension VersionStore {
     /// Renames every whole `.new-…` entry in `folder` to its id (see ``removeAbandonedEntries(in:)``);
     /// `names`: the folder's names, if just listed.
     func completeInterruptedEntries(in folder: URL, names listed: [String]? = nil) {
-        guard let fd = try? openFolder(folder, "listing versions"),
-            let names = listed ?? (try? fileSystem.contentsOfDirectory(fd.rawValue, name: folder.path))
+        guard let fd = try? openFolder(folder, "listing versions"), let names = listed ?? listedEntries(of: folder).map({ Array($0.keys) })
         else { return }
         for name in names where name.hasPrefix(".new-") {
             let entry = folder.appendingPathComponent(name)
