@@ -20,7 +20,7 @@ extension FileWrapper {
     ///   they are never widened.
     /// - If `url` is a symbolic link, the save goes to the file it points to; the link stays.
     /// - Litter from earlier interrupted saves next to the item is removed first; in a folder of
-    ///   more than about 2,000 entries, only the item's own interrupted swap is completed first,
+    ///   more than one block of names (50 to 100 entries on ext4), only the item's own interrupted swap is completed first,
     ///   and the rest of the folder's litter is removed by one open or save in 64 (or by
     ///   ``FileItem/completeInterruptedSaves(inFolderAt:fileSystem:)``), so that a save costs the
     ///   same in a folder of 100 or 100,000 documents.

@@ -14,7 +14,8 @@ import Synchronization
 /// documents of one folder linear in their number.
 ///
 /// A flat library of 100,000 documents changes with every save, and listing it costs tens of
-/// milliseconds: opening or saving one document must not. Litter of *other* items (the trees of
+/// milliseconds (a library of 1,000, a third of a millisecond of a server's save): opening or
+/// saving one document must not. Litter of *other* items (the trees of
 /// a crashed save) is garbage, not a danger to this item, so in a folder larger than
 /// ``largeFolderSize`` it is left to the occasional pass (and to
 /// `FileItem.completeInterruptedSaves(inFolderAt:)`), while the one thing this item's read or
@@ -31,9 +32,10 @@ package final class LeftoverCleaner: Sendable {
     /// How long ago a folder must have changed for its time to vouch for it (one second).
     private static let racyInterval: Int64 = 1_000_000_000
 
-    /// A folder whose size (`st_size`) is above this is large: about 2,000 entries on ext4, where a
-    /// folder grows by 4 KiB blocks of about 50 names.
-    package static let largeFolderSize: Int64 = 64 * 1024
+    /// A folder whose size (`st_size`) is above this is large: more than one 4 KiB block of names on
+    /// ext4 (50 to 100 entries; about 200 on tmpfs). A server saving into a library of 1,000 notes
+    /// would otherwise list all of them at every save.
+    package static let largeFolderSize: Int64 = 4 * 1024
     /// In a large folder, one open or save in this many passes over the whole folder (0: none;
     /// a task-local value, so that a test can choose).
     @TaskLocal package static var largeFolderSweepOdds = 64

@@ -2,6 +2,7 @@ import DocumentKit
 import DocumentKitTesting
 @testable import FileVersions
 import Foundation
+import Synchronization
 import Testing
 
 /// `unresolvedConflictCount(ofItemAt:)` counts what `unresolvedConflictVersions(ofItemAt:)`
@@ -47,6 +48,54 @@ struct ConflictCountTests {
 
         try writer.remove(second, evenIfUnresolvedConflict: true)
         try expectCount(0, counting, item)
+    }
+
+    @Test("a count of a watched folder in the same span looks only at the names changed since the last count, and counts what a listing of every version gives")
+    func aWatchedFolderIsCountedByItsChanges() throws {
+        let library = try VersionLibrary()
+        let item = library.item("c.txt")
+        try library.writeFile("c.txt", "theirs")
+        // `counting` stands for this process, `writer` for another one (each has its own memory).
+        let counting = library.store(trustHorizon: .seconds(3_600))
+        let writer = library.store(trustHorizon: .seconds(3_600))
+        for index in 0..<40 {
+            let source = try library.writeFile("source.txt", "older \(index)")
+            try writer.addVersion(ofItemAt: item, withContentsOf: source, byMoving: true)
+        }
+        // Asked for twice, the folder is watched; a third count follows its changes.
+        for _ in 0..<3 { #expect(try counting.unresolvedConflictCount(ofItemAt: item) == 0) }
+        let passes = counting.conflictTally.passes.load(ordering: .relaxed)
+        try library.writeFile("c.txt", "theirs again")
+        let first = try writer.keepConflictingVersion(ofItemAt: item, ancestorDigest: nil)
+        #expect(try counting.unresolvedConflictCount(ofItemAt: item) == 1)
+        try library.writeFile("c.txt", "and again")
+        let second = try writer.keepConflictingVersion(ofItemAt: item, ancestorDigest: nil)
+        #expect(try counting.unresolvedConflictCount(ofItemAt: item) == 2)
+        // Resolved: a new state entry beside the version, whose own name does not change.
+        try writer.markResolved(first, as: .keptCurrent)
+        #expect(try counting.unresolvedConflictCount(ofItemAt: item) == 1)
+        try writer.remove(second, evenIfUnresolvedConflict: true)
+        #expect(try counting.unresolvedConflictCount(ofItemAt: item) == 0)
+        let source = try library.writeFile("source.txt", "one more")
+        try writer.addVersion(ofItemAt: item, withContentsOf: source, byMoving: true)
+        #expect(try counting.unresolvedConflictCount(ofItemAt: item) == 0)
+        #expect(counting.conflictTally.passes.load(ordering: .relaxed) == passes, "no count passed over every version")
+        #expect(try writer.unresolvedConflictVersions(ofItemAt: item).isEmpty)
+
+        // A conflict whose contents go (by hand) is no longer counted, as the listing skips it.
+        try library.writeFile("c.txt", "last")
+        let third = try writer.keepConflictingVersion(ofItemAt: item, ancestorDigest: nil)
+        #expect(try counting.unresolvedConflictCount(ofItemAt: item) == 1)
+        try FileManager.default.removeItem(at: third.url)
+        #expect(try counting.unresolvedConflictCount(ofItemAt: item) == 0)
+        #expect(try writer.unresolvedConflictVersions(ofItemAt: item).isEmpty)
+
+        // A version being built (`.new-…`, as a killed process leaves it): the count passes over
+        // every version, which completes it once whole.
+        let folder = try #require(library.documentFolders().first)
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent(".new-abcdefghijkl"), withIntermediateDirectories: false)
+        #expect(try counting.unresolvedConflictCount(ofItemAt: item) == 0)
+        #expect(counting.conflictTally.passes.load(ordering: .relaxed) > passes)
     }
 
     @Test("a count looks at no version it classified before whose entry is at the same name and inode: one listing, whatever the number of versions")
@@ -213,14 +262,14 @@ struct ConflictCountTests {
     func tallyIsBounded() {
         let tally = ConflictTally(generationLimit: 4)
         for index in 0..<50 {
-            tally.remember([:], named: "id-\(index)")
+            _ = tally.counting(named: "id-\(index)")
             #expect(tally.count <= 8)
         }
-        #expect(tally.folder(named: "id-49").isEmpty)
+        #expect(tally.counting(named: "id-49").counted.withLock { $0.entries.isEmpty })
         let entry = ConflictTally.Entry(recordIdentity: 7, isUnresolvedConflict: true)
         let id = try! #require(VersionIdentifier.Packed("20261127T101500Z-0123456789abcdef"))
-        tally.remember([id: entry], named: "id-kept")
-        #expect(tally.folder(named: "id-kept")[id] == entry)
+        tally.counting(named: "id-kept").counted.withLock { $0.entries[id] = entry }
+        #expect(tally.counting(named: "id-kept").counted.withLock { $0.entries[id] } == entry)
         #expect(entry.hasRecordIdentity(7) && entry.isUnresolvedConflict && !entry.hasRecordIdentity(9))
         #expect(MemoryLayout<ConflictTally.Entry>.stride == 8)
     }

@@ -151,4 +151,84 @@ struct WatchedFolderNamesTests {
         #expect(try watch(small, path) == listing(path), "answered by its listing")
         #expect(small.counts.folders == 0, "but not kept")
     }
+
+    /// The names `earlier` brought up to date by `changed` (an answer since a cursor).
+    func applying(_ changed: [String: UInt64?], to earlier: [String: UInt64]) -> [String: UInt64] {
+        var names = earlier
+        for (name, inode) in changed { names[name] = inode }
+        return names
+    }
+
+    @Test("an answer since an earlier one's cursor names every name changed since, by this process or another, and applied to the earlier names gives the listing")
+    func changesSinceACursorGiveTheListing() throws {
+        let folder = try TemporaryDirectory(prefix: "dk-watched")
+        let path = folder.url.path
+        for index in 0..<5 { try FileManager.default.createDirectory(atPath: path + "/v\(index)", withIntermediateDirectories: false) }
+        let names = WatchedFolderNames()
+        #expect(names.answer(ofFolderAt: path, using: .live, since: nil) == nil, "asked for once: the caller lists it")
+        let first = try #require(names.answer(ofFolderAt: path, using: .live, since: nil))
+        guard case .all(var known) = first.names else { Issue.record("a first answer gives every name"); return }
+        #expect(try known == listing(path))
+        var cursor = try #require(first.cursor)
+        // Nothing changed: nothing named.
+        let still = try #require(names.answer(ofFolderAt: path, using: .live, since: cursor))
+        guard case .changed(let none) = still.names else { Issue.record("an answer since a cursor gives the changes"); return }
+        #expect(none.isEmpty)
+        // This process, then another one, then an exchange; each answer since the last cursor.
+        try FileManager.default.createDirectory(atPath: path + "/.new-a", withIntermediateDirectories: false)
+        #expect(rename(path + "/.new-a", path + "/v5") == 0)
+        try FileManager.default.removeItem(atPath: path + "/v1")
+        let steps: [() throws -> Void] = [
+            {},
+            {
+                let other = try self.shell("mkdir w1 && mv -T w1 v2 && rmdir v3 && touch v4.state-x", in: path)
+                other.waitUntilExit()
+                #expect(other.terminationStatus == 0)
+            },
+            {
+                let fd = try FileSystem.live.open(path, in: AT_FDCWD, flags: O_RDONLY | O_DIRECTORY)
+                defer { _ = try? FileSystem.live.close(fd, name: path) }
+                try FileSystem.live.exchange("v4", in: fd, with: "v5", in: fd)
+            },
+        ]
+        for step in steps {
+            try step()
+            let next = try #require(names.answer(ofFolderAt: path, using: .live, since: cursor))
+            guard case .changed(let changed) = next.names else { Issue.record("an answer since a cursor gives the changes"); return }
+            #expect(!changed.isEmpty)
+            known = applying(changed, to: known)
+            #expect(try known == listing(path))
+            cursor = try #require(next.cursor)
+        }
+        #expect(names.counts == (folders: 1, listings: 1))
+    }
+
+    @Test("a cursor from before the folder was listed again, or older than the changes kept, gets every name")
+    func staleCursorsGetEveryName() throws {
+        let folder = try TemporaryDirectory(prefix: "dk-watched")
+        let path = folder.url.path + "/KEY"
+        try FileManager.default.createDirectory(atPath: path + "/v0", withIntermediateDirectories: true)
+        let names = WatchedFolderNames(logLimit: 4)
+        _ = names.answer(ofFolderAt: path, using: .live, since: nil)
+        let cursor = try #require(names.answer(ofFolderAt: path, using: .live, since: nil)?.cursor)
+        // More changes than twice the kept ones, each looked at by an answer of its own.
+        for index in 1...12 {
+            try FileManager.default.createDirectory(atPath: path + "/v\(index)", withIntermediateDirectories: false)
+            _ = names.answer(ofFolderAt: path, using: .live, since: nil)
+        }
+        guard case .all(let all)? = names.answer(ofFolderAt: path, using: .live, since: cursor)?.names else {
+            Issue.record("a cursor older than the kept changes gets every name"); return
+        }
+        #expect(try all == listing(path))
+        let recent = try #require(names.answer(ofFolderAt: path, using: .live, since: nil)?.cursor)
+        // The folder replaced at its path: listed again, and an earlier cursor is of no use.
+        #expect(rename(path, folder.url.path + "/moved") == 0)
+        try FileManager.default.createDirectory(atPath: path + "/new", withIntermediateDirectories: true)
+        _ = names.answer(ofFolderAt: path, using: .live, since: recent)
+        guard case .all(let fresh)? = names.answer(ofFolderAt: path, using: .live, since: recent)?.names else {
+            Issue.record("a cursor from before a new listing gets every name"); return
+        }
+        #expect(try fresh == listing(path))
+        #expect(fresh.keys.sorted() == ["new"])
+    }
 }

@@ -34,6 +34,38 @@ final class ConflictTally: Sendable {
     /// A folder's entries by version id.
     typealias Folder = [VersionIdentifier.Packed: Entry]
 
+    /// What a count of a document folder kept: its entries (``Folder``), and, for a folder whose
+    /// names ``WatchedFolderNames`` keeps, what the next count needs to bring the count up to date
+    /// from the names changed since (``WatchedFolderNames/Answer/Names/changed``) instead of a
+    /// pass over every version.
+    struct Counted {
+        var entries: Folder = [:]
+        /// Where the folder's names were when counted; nil: the next count passes over every version.
+        var cursor: WatchedFolderNames.Cursor?
+        /// The span of the trust horizon the entries were looked at in (a new span: a pass over every version).
+        var span: Int64 = 0
+        /// Versions there but not settled (not whole yet, newest state not readable yet, or a
+        /// record in a store whose entries may change): looked at again at every count, by inode number.
+        var unsettled: [String: UInt64] = [:]
+        /// The versions that were unresolved conflicts, by name.
+        var unresolved: Set<String> = []
+        /// The state entries of each version id, oldest first.
+        var states: [String: [(name: String, inode: UInt64)]] = [:]
+
+        /// Takes what a look at the version `name` (`id`, its entry's inode number `inode`) found:
+        /// nil when it is not whole, else its entry and whether that may be remembered.
+        mutating func settle(_ name: String, id: VersionIdentifier.Packed, inode: UInt64, as found: (entry: Entry, isTrusted: Bool)?) {
+            if let found, found.isTrusted {
+                entries[id] = found.entry
+                unsettled[name] = nil
+            } else {
+                entries[id] = nil
+                unsettled[name] = inode
+            }
+            if found?.entry.isUnresolvedConflict == true { unresolved.insert(name) } else { unresolved.remove(name) }
+        }
+    }
+
     /// What a count found in a folder whose `stat` it took first: while the folder's `stat` and
     /// the span of the trust horizon are the same, on a file system with exact change times
     /// (``ExactChangeTimes``), its names are the same and the count needs no listing.
@@ -56,7 +88,13 @@ final class ConflictTally: Sendable {
         }
     }
 
-    private let generations: Mutex<Generations<Folder>>
+    /// The count of one document folder, behind its own lock: counts of the folder take turns
+    /// (each brings it up to date in place), counts of other folders don't wait.
+    final class Counting: Sendable {
+        let counted = Mutex(Counted())
+    }
+
+    private let generations: Mutex<Generations<Counting>>
     /// The listings, shared by every store of the process (a server's library and its index
     /// each have one): by the folder's path. Two generations of 1,024 folders.
     private static let listings = Mutex(Generations<Listing>(limit: 1_024))
@@ -79,17 +117,21 @@ final class ConflictTally: Sendable {
         }
     }
 
+    /// How many counts passed over every version of their folder (for tests: a count that
+    /// follows the changed names makes none).
+    let passes = Atomic<Int>(0)
+
     /// How many folders it holds (for tests: it must stay bounded).
     var count: Int { generations.withLock { $0.count } }
 
-    /// What was last remembered of the folder named `folderName`; empty if nothing.
-    func folder(named folderName: String) -> Folder {
-        generations.withLock { $0.value(for: folderName) ?? [:] }
-    }
-
-    /// Remembers `folder` as the folder `folderName`'s entries now (replacing what was known).
-    func remember(_ folder: Folder, named folderName: String) {
-        generations.withLock { $0.insert(folder, for: folderName) }
+    /// The count of the folder named `folderName` (a new, empty one if none was remembered).
+    func counting(named folderName: String) -> Counting {
+        generations.withLock { generations in
+            if let counting = generations.value(for: folderName) { return counting }
+            let counting = Counting()
+            generations.insert(counting, for: folderName)
+            return counting
+        }
     }
 
     /// The hash that stands for a record's identity in an ``Entry``.

@@ -6,6 +6,7 @@ import Musl
 import DocumentKitSystem
 import Foundation
 import FormatVersioning
+import Synchronization
 
 extension VersionStore {
     /// How many unresolved conflict versions the store keeps of the item: the number of
@@ -37,12 +38,14 @@ extension VersionStore {
         return Set(unresolvedConflicts(of: Self.key(forIdentifier: identifier), trusting: trusting)).count
     }
 
-    /// The unresolved conflict versions in the folder of `key`, by id; the folder's entries are
+    /// The unresolved conflict versions in the folder of `key`, by id; what the count found is
     /// remembered in ``conflictTally`` for the next count. On a file system with exact change
     /// times (``ExactChangeTimes``), a store whose entries never change skips the listing while
     /// the folder's `stat` is the one taken before the last listing, in the same span of the
     /// trust horizon, and every version was whole then (a version being built, `.new-…`, is none:
-    /// the listing is taken again once one of them has its record).
+    /// the listing is taken again once one of them has its record). Where ``WatchedFolderNames``
+    /// keeps the folder's names, a count in the same span looks only at the names changed since
+    /// the last one (``countChanges(_:in:of:span:)``), whatever the number of versions.
     private func unresolvedConflicts(of key: DocumentKey, trusting: Bool) -> [VersionIdentifier.Packed] {
         let folderURL = folder(for: key)
         let span = trustSpan()
@@ -57,8 +60,44 @@ extension VersionStore {
             }
             before = ConflictTally.Listing(identity: FileIdentity(status), linkCount: status.linkCount, span: span, unresolved: [])
         }
-        guard var entries = folderEntries(at: folderURL) else { return [] }
+        return conflictTally.counting(named: key.folderName).counted.withLock { counted in
+            countConflicts(in: folderURL, span: span, trusting: trusting, before: before, counted: &counted)
+        }
+    }
+
+    /// ``unresolvedConflicts(of:trusting:)`` past its look at the folder's `stat` (`before`, on
+    /// a file system with exact change times), with what the last count of the folder left in
+    /// `counted` (brought up to date here).
+    private func countConflicts(
+        in folderURL: URL, span: Int64, trusting: Bool, before: ConflictTally.Listing?, counted: inout ConflictTally.Counted
+    ) -> [VersionIdentifier.Packed] {
+        var before = before
+        var listed: [String: UInt64]?
+        var cursor: WatchedFolderNames.Cursor?
+        if trusting {
+            let asked = counted.span == span ? counted.cursor : nil
+            let answer = WatchedFolderNames.shared.answer(ofFolderAt: folderURL.path, using: fileSystem, since: asked)
+            cursor = answer?.cursor
+            switch answer?.names {
+            case .changed(let changed)?:
+                if let cursor, countChanges(changed, in: &counted, of: folderURL, span: span) {
+                    counted.cursor = cursor
+                    before?.unresolved = counted.unresolved.sorted()
+                    ConflictTally.remember(counted.unsettled.isEmpty ? before : nil, ofFolderAt: folderURL.path)
+                    return counted.unresolved.filter { hasContents(of: $0, in: folderURL) }.compactMap(VersionIdentifier.Packed.init)
+                }
+                // A version being built (or left by a killed process): counted over every version.
+                cursor = nil
+            case .all(let names)?: listed = names
+            // Not watched (yet): listed here; asking again would count as the second ask that watches it.
+            case nil:
+                guard let names = unwatchedEntries(of: folderURL) else { return [] }
+                listed = names
+            }
+        }
+        guard var entries = listed.map(folderEntries(from:)) ?? folderEntries(at: folderURL) else { return [] }
         if entries.hasNewEntries {
+            cursor = nil
             completeInterruptedEntries(in: folderURL)
             // A version another save is building (in a server, the next request's) is no
             // version yet, and its rename into place will change the folder: unless a whole one
@@ -75,10 +114,10 @@ extension VersionStore {
         // in an older store, a record may be rewritten in place: each is checked by a `stat`.
         let folder = trusting ? nil : try? openFolder(folderURL, "counting conflicts")
         guard trusting || folder != nil else { return [] }
-        let known = conflictTally.folder(named: key.folderName)
-        var tally = ConflictTally.Folder(minimumCapacity: entries.versions.count)
-        var conflicts: [(id: VersionIdentifier.Packed, name: String)] = []
-        var allWhole = true
+        conflictTally.passes.add(1, ordering: .relaxed)
+        let known = counted.entries
+        var next = ConflictTally.Counted(cursor: cursor, span: span, states: entries.states)
+        next.entries.reserveCapacity(entries.versions.count)
         for (name, inode) in entries.versions {
             guard let id = VersionIdentifier.Packed(name) else { continue }
             let found: (entry: ConflictTally.Entry, isTrusted: Bool)?
@@ -89,21 +128,65 @@ extension VersionStore {
                 let states = entries.states.isEmpty ? [] : entries.states[name] ?? []
                 found = classifyUnchangingEntry(name, inode: inode, states: states, of: folderURL, span: span, known: known[id])
             }
-            guard let found else {
-                allWhole = false
-                continue
-            }
-            if found.isTrusted { tally[id] = found.entry } else { allWhole = false }
-            if found.entry.isUnresolvedConflict { conflicts.append((id, name)) }
+            next.settle(name, id: id, inode: inode, as: found)
         }
-        conflictTally.remember(tally, named: key.folderName)
+        if !trusting { next.cursor = nil }
+        counted = next
         // A version not whole yet (a sync engine delivering it) must be looked at again; so must
         // one whose newest state could not be read yet.
-        before?.unresolved = conflicts.map(\.name)
+        before?.unresolved = next.unresolved.sorted()
         before?.building = entries.newEntries
-        ConflictTally.remember(allWhole ? before : nil, ofFolderAt: folderURL.path)
+        ConflictTally.remember(next.unsettled.isEmpty ? before : nil, ofFolderAt: folderURL.path)
         // An unresolved conflict (rare) is checked whole at each count, as the listing does.
-        return conflicts.filter { hasContents(of: $0.name, in: folderURL) }.map(\.id)
+        return next.unresolved.filter { hasContents(of: $0, in: folderURL) }.compactMap(VersionIdentifier.Packed.init)
+    }
+
+    /// Brings `counted` (a count of the folder `folderURL` of a store whose entries never change,
+    /// in the span `span`) up to date by the names changed since it was taken, each with its inode
+    /// number now or nil where it is gone: the versions among them, and those whose state entries
+    /// are among them, are looked at again, as is every version not settled. False when a
+    /// version is being built (`.new-…`): the count then passes over every version, as it
+    /// completes the entries a killed process left.
+    private func countChanges(
+        _ changed: [String: UInt64?], in counted: inout ConflictTally.Counted, of folderURL: URL, span: Int64
+    ) -> Bool {
+        var looked = counted.unsettled
+        var statesChanged: Set<String> = []
+        for (name, inode) in changed {
+            if StateEntryName.mayBe(name), let (id, _) = StateEntryName.parse(name) {
+                var states = counted.states[id] ?? []
+                states.removeAll { $0.name == name }
+                if let inode { states.append((name, inode)) }
+                states.sort { $0.name < $1.name }
+                counted.states[id] = states.isEmpty ? nil : states
+                statesChanged.insert(id)
+            } else if name.hasPrefix(".new-"), inode != nil {
+                return false
+            } else if let id = VersionIdentifier.Packed(name) {
+                if let inode {
+                    looked[name] = inode
+                } else {
+                    looked[name] = nil
+                    counted.entries[id] = nil
+                    counted.unsettled[name] = nil
+                    counted.unresolved.remove(name)
+                }
+            }
+        }
+        // A version whose states changed is looked at again where it is now (a state may come
+        // before its version from a sync engine, or stay after it was removed).
+        for id in statesChanged where changed[id] == nil && looked[id] == nil {
+            if let status = try? fileSystem.status(of: folderURL.path + "/" + id, in: AT_FDCWD), status.kind == .directory {
+                looked[id] = status.inode
+            }
+        }
+        for (name, inode) in looked {
+            guard let id = VersionIdentifier.Packed(name) else { continue }
+            let states = counted.states.isEmpty ? [] : counted.states[name] ?? []
+            let found = classifyUnchangingEntry(name, inode: inode, states: states, of: folderURL, span: span, known: counted.entries[id])
+            counted.settle(name, id: id, inode: inode, as: found)
+        }
+        return true
     }
 
     /// Whether the version being built `name` in `folderURL` has its record (written last): a

@@ -28,7 +28,11 @@ extension VersionStore {
 
     /// The entries of the document folder `folder`; nil when it can't be listed.
     func folderEntries(at folder: URL) -> FolderEntries? {
-        guard let listed = listedEntries(of: folder) else { return nil }
+        listedEntries(of: folder).map(folderEntries(from:))
+    }
+
+    /// The names `listed` (a document folder's, with their inode numbers) sorted into kinds.
+    func folderEntries(from listed: [String: UInt64]) -> FolderEntries {
         var entries = FolderEntries()
         for (name, inode) in listed {
             if name.hasPrefix(".") {
@@ -53,6 +57,12 @@ extension VersionStore {
     /// them (no listing), else listed. Nil when the folder can't be listed.
     func listedEntries(of folder: URL) -> [String: UInt64]? {
         if let watched = WatchedFolderNames.shared.entries(ofFolderAt: folder.path, using: fileSystem) { return watched }
+        return unwatchedEntries(of: folder)
+    }
+
+    /// The names in the folder `folder` with their inode numbers, listed (one `getdents`). Nil when
+    /// the folder can't be listed.
+    func unwatchedEntries(of folder: URL) -> [String: UInt64]? {
         guard let descriptor = try? openFolder(folder, "listing versions"),
             let listed = try? fileSystem.inodesOfDirectory(descriptor.rawValue, name: folder.path)
         else { return nil }

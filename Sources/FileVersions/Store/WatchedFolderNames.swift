@@ -39,6 +39,8 @@ final class WatchedFolderNames: Sendable {
     let limit: Int
     /// Names a folder may hold to be kept.
     let maximumNames: Int
+    /// How many changed names a folder keeps for callers' cursors (at least; at most twice as many).
+    let logLimit: Int
 
     /// What tests inject: a failing `inotify_init1` or `inotify_add_watch`.
     struct Faults: Sendable {
@@ -55,7 +57,46 @@ final class WatchedFolderNames: Sendable {
         /// Names made, removed or renamed since the last answer: looked at (`fstatat`) at the next one.
         var pending: Set<String> = []
         var lastUse: UInt64
+        /// This watch's listing among all the process's (a ``Cursor`` of another is of no use here).
+        var epoch: UInt64
+        /// The names looked at by the answers, in order (the latest ``logLimit`` or more): the
+        /// changes a caller's ``Cursor`` has not seen. `log[0]` is the `logStart`-th name looked at.
+        var log: [String] = []
+        var logStart: UInt64 = 0
+
+        var cursor: Cursor { Cursor(epoch: epoch, position: logStart + UInt64(log.count)) }
+
+        /// The names looked at since `cursor`; nil when it is of another listing or older than the log.
+        func changes(since cursor: Cursor?) -> ArraySlice<String>? {
+            guard let cursor, cursor.epoch == epoch, cursor.position >= logStart,
+                cursor.position <= logStart + UInt64(log.count)
+            else { return nil }
+            return log[Int(cursor.position - logStart)...]
+        }
     }
+
+    /// Where an answer left a caller: the next answer tells the names changed since
+    /// (``Answer/changed``) while the folder stays watched and has not been listed again.
+    struct Cursor: Sendable, Equatable {
+        fileprivate var epoch: UInt64
+        fileprivate var position: UInt64
+    }
+
+    /// The names of a folder as a listing would give them now, or what changed since a cursor.
+    struct Answer {
+        enum Names {
+            /// Every name with its inode number (`d_ino`).
+            case all([String: UInt64])
+            /// The names made, removed, renamed or exchanged since the cursor asked with, each with
+            /// its inode number now, or nil where it is gone (a name appears once).
+            case changed([String: UInt64?])
+        }
+
+        var names: Names
+        /// Where this answer leaves the caller; nil when the folder is not kept watched.
+        var cursor: Cursor?
+    }
+
 
     private struct State {
         /// The inotify instance: nil until first used, -1 when it can't be made.
@@ -63,6 +104,8 @@ final class WatchedFolderNames: Sendable {
         var folders: [String: Folder] = [:]
         var paths: [CInt: String] = [:]
         var uses: UInt64 = 0
+        /// Listings made with a watch (each folder kept gets the next as its ``Folder/epoch``).
+        var epochs: UInt64 = 0
         /// How many times a folder was listed (for tests: a kept folder is not).
         var listings = 0
         /// The folders asked for lately and not watched: one asked again is watched.
@@ -75,9 +118,10 @@ final class WatchedFolderNames: Sendable {
     private let state: Mutex<State>
     private let faults: Faults
 
-    init(limit: Int = 256, maximumNames: Int = 100_000, faults: Faults = Faults()) {
+    init(limit: Int = 256, maximumNames: Int = 100_000, logLimit: Int = 4_096, faults: Faults = Faults()) {
         self.limit = limit
         self.maximumNames = maximumNames
+        self.logLimit = max(1, logLimit)
         self.faults = faults
         state = Mutex(State(recent: RecentPaths(limit: 2 * limit)))
     }
@@ -94,6 +138,15 @@ final class WatchedFolderNames: Sendable {
     /// The names in the folder at `path` with their inode numbers (`d_ino`), as a listing would
     /// give them now; nil when the folder can't be watched or listed here (the caller lists it).
     func entries(ofFolderAt path: String, using fileSystem: FileSystem) -> [String: UInt64]? {
+        guard case .all(let names)? = answer(ofFolderAt: path, using: fileSystem, since: nil)?.names else { return nil }
+        return names
+    }
+
+    /// ``entries(ofFolderAt:using:)``, or only the names changed since `cursor` (an earlier
+    /// answer's) when they can be told (the folder stayed watched, not listed again, and changed
+    /// by at most ``logLimit`` names since): what a caller that keeps its own summary of the
+    /// folder (a conflict count) needs to bring it up to date without a pass over every name.
+    func answer(ofFolderAt path: String, using fileSystem: FileSystem, since cursor: Cursor?) -> Answer? {
         guard fileSystem.interceptor == nil else { return nil }
         // Outside the lock: a hung network file system blocks its own callers only (`statfs` per call).
         guard let status = try? fileSystem.status(of: path, in: AT_FDCWD, followingLink: true), status.kind == .directory,
@@ -104,7 +157,7 @@ final class WatchedFolderNames: Sendable {
             }
             return nil
         }
-        return state.withLock { state -> [String: UInt64]? in
+        return state.withLock { state -> Answer? in
             guard let fd = descriptor(in: &state) else { return nil }
             drain(fd, into: &state)
             state.uses += 1
@@ -114,8 +167,16 @@ final class WatchedFolderNames: Sendable {
                     folder.names.count <= maximumNames
                 {
                     folder.lastUse = state.uses
+                    let answer: Answer
+                    if let changes = folder.changes(since: cursor) {
+                        var changed = [String: UInt64?](minimumCapacity: changes.count)
+                        for name in changes { changed[name] = .some(folder.names[name]) }
+                        answer = Answer(names: .changed(changed), cursor: folder.cursor)
+                    } else {
+                        answer = Answer(names: .all(folder.names), cursor: folder.cursor)
+                    }
                     state.folders[path] = folder
-                    return folder.names
+                    return answer
                 }
                 // Another folder at the path now, a name that can't be looked at, or too many names.
                 state.paths[folder.watch] = nil
@@ -128,10 +189,21 @@ final class WatchedFolderNames: Sendable {
         }
     }
 
+    /// Notes that `name` was looked at in `folder` (for the callers' cursors), keeping the log bounded.
+    private func noteChange(of name: String, in folder: inout Folder) {
+        folder.log.append(name)
+        if folder.log.count > 2 * logLimit {
+            let dropped = folder.log.count - logLimit
+            folder.log.removeFirst(dropped)
+            folder.logStart += UInt64(dropped)
+        }
+    }
+
     /// Looks at the names events named since the last answer: there (with its inode number) or
     /// not. False when one can't be looked at (the folder is listed again).
     private func resolvePending(of folder: inout Folder, at path: String, using fileSystem: FileSystem) -> Bool {
         for name in folder.pending {
+            noteChange(of: name, in: &folder)
             do throws(Errno) {
                 folder.names[name] = try fileSystem.status(of: path + "/" + name, in: AT_FDCWD).inode
             } catch .noSuchFileOrDirectory {
@@ -169,7 +241,7 @@ final class WatchedFolderNames: Sendable {
     /// the same end (a name made is looked at again; a name removed is gone from the listing).
     private func watchAndList(
         _ path: String, fd: CInt, status: FileStatus, using fileSystem: FileSystem, in state: inout State
-    ) -> [String: UInt64]? {
+    ) -> Answer? {
         if let refused = state.refusedAt, Self.now() - refused < Self.retryAfter { return nil }
         let watch = faults.addWatch == nil ? inotify_add_watch(fd, path, Self.mask) : -1
         guard watch >= 0 else {
@@ -202,19 +274,21 @@ final class WatchedFolderNames: Sendable {
         guard again == watch else {
             inotify_rm_watch(fd, watch)
             if again >= 0, state.paths[again] == nil { inotify_rm_watch(fd, again) }
-            return names
+            return Answer(names: .all(names))
         }
         guard listed.count <= maximumNames else {
             inotify_rm_watch(fd, watch)
-            return names
+            return Answer(names: .all(names))
         }
         if state.folders.count >= limit, let oldest = state.folders.min(by: { $0.value.lastUse < $1.value.lastUse })?.key {
             drop(oldest, in: &state, fd: fd)
         }
         state.recent.remove(path)
-        state.folders[path] = Folder(watch: watch, device: status.device, inode: status.inode, names: names, lastUse: state.uses)
+        state.epochs += 1
+        let kept = Folder(watch: watch, device: status.device, inode: status.inode, names: names, lastUse: state.uses, epoch: state.epochs)
+        state.folders[path] = kept
         state.paths[watch] = path
-        return names
+        return Answer(names: .all(names), cursor: kept.cursor)
     }
 
     private func drop(_ path: String, in state: inout State, fd: CInt, watchEnded: Bool = false) {
