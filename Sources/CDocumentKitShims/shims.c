@@ -46,6 +46,8 @@ int dk_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *ne
 
 int dk_syncfs(int fd) { return syncfs(fd); }
 
+int dk_start_writeback(int fd) { return sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE); }
+
 int dk_flock_exclusive_nonblocking(int fd) { return flock(fd, LOCK_EX | LOCK_NB); }
 
 int dk_flock_shared(int fd) { return flock(fd, LOCK_SH); }

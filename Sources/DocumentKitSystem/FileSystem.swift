@@ -32,6 +32,8 @@ public enum SystemCall: String, Sendable, CaseIterable, CustomStringConvertible 
     case synchronizeDirectory
     /// `syncfs(2)`: everything written on a file system.
     case synchronizeFileSystem
+    /// `sync_file_range(2)` with `SYNC_FILE_RANGE_WRITE`: a file's writeback started.
+    case startWriteback
     /// `fchmod(2)`.
     case changeMode
     /// `fchown(2)`.
@@ -129,6 +131,15 @@ public struct FileSystem: Sendable {
     /// `fsync(2)` of a directory (makes its entries durable).
     package func synchronizeDirectory(_ fd: CInt, name: String) throws(Errno) {
         try performVoid(.synchronizeDirectory, name) { Glibc.fsync(fd) }
+    }
+
+    /// `sync_file_range(2)` of the whole of the regular file `fd` with `SYNC_FILE_RANGE_WRITE`:
+    /// starts writing its dirty pages to the disk and returns. Nothing is durable by it (no
+    /// metadata, no cache flush): a later ``synchronize(_:name:)`` of the file, which then finds
+    /// its pages written or on their way, is what makes it so. Files written one after another
+    /// and flushed together reach the disk in about the time of one.
+    package func startWriteback(_ fd: CInt, name: String) throws(Errno) {
+        try performVoid(.startWriteback, name) { dk_start_writeback(fd) }
     }
 
     /// `syncfs(2)` of the file system holding `fd`: every file and directory written there so

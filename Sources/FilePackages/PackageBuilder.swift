@@ -47,9 +47,24 @@ struct PackageBuilder {
 
     /// Writes `children` into the open directory `directory` (at `components` below the new root)
     /// and returns them as they now are on disk.
+    ///
+    /// A durable build flushes the files it writes in `directory` together, before it returns
+    /// (so before the caller flushes `directory`): each one's writeback is started as it is
+    /// written (``DocumentKitSystem/FileSystem/startWriteback(_:name:)``) and the `fsync`s come
+    /// after the last, at most ``PendingFlushes/limit`` files at a time.
     mutating func build(_ children: [String: FileWrapper], into directory: CInt, at components: [String])
         throws(DocumentKitError) -> [String: FileWrapper]
     {
+        var pending = PendingFlushes(fileSystem: fileSystem, documentPath: documentPath)
+        defer { pending.closeAll() }
+        let result = try build(children, into: directory, at: components, flushing: &pending)
+        try pending.flushAll()
+        return result
+    }
+
+    private mutating func build(
+        _ children: [String: FileWrapper], into directory: CInt, at components: [String], flushing pending: inout PendingFlushes
+    ) throws(DocumentKitError) -> [String: FileWrapper] {
         var result: [String: FileWrapper] = [:]
         result.reserveCapacity(children.count)
         for index in Self.linkingOrder(children) {
@@ -70,7 +85,7 @@ struct PackageBuilder {
             case .data(let data):
                 result[name] = try write(
                     data, as: name, permissions: child.permissions ?? replacedPermissions(at: memberComponents, kind: .regular),
-                    in: directory, at: memberComponents)
+                    in: directory, at: memberComponents, flushing: &pending)
             case .provided(let provided):
                 let data: Data
                 do { data = try provided.data() } catch {
@@ -83,7 +98,7 @@ struct PackageBuilder {
                 }
                 result[name] = try write(
                     data, as: name, permissions: child.permissions ?? replacedPermissions(at: memberComponents, kind: .regular),
-                    in: directory, at: memberComponents)
+                    in: directory, at: memberComponents, flushing: &pending)
             case .lazy(let lazy):
                 if let linked = try link(lazy, as: name, permissions: child.permissions, in: directory, folder: components) {
                     result[name] = linked
@@ -91,7 +106,7 @@ struct PackageBuilder {
                     // Copied in pieces from where it was read: a large file costs no memory.
                     let written = try copy(
                         lazy, as: name, permissions: child.permissions ?? lazy.origin.permissions, in: directory,
-                        at: memberComponents)
+                        at: memberComponents, flushing: &pending)
                     if let origin = written.origin { lazy.recordCopy(at: origin) }
                     result[name] = written
                 }
@@ -166,10 +181,11 @@ struct PackageBuilder {
     }
 
     /// Writes a regular file: create exclusively with its final mode, write, flush, close.
-    private func write(_ data: Data, as name: String, permissions: UInt32?, in directory: CInt, at components: [String])
-        throws(DocumentKitError) -> FileWrapper
-    {
-        try create(name, permissions: permissions, in: directory, at: components, preloaded: data) { (fd, memberPath) throws(DocumentKitError) in
+    private func write(
+        _ data: Data, as name: String, permissions: UInt32?, in directory: CInt, at components: [String], flushing pending: inout PendingFlushes
+    ) throws(DocumentKitError) -> FileWrapper {
+        try create(name, permissions: permissions, in: directory, at: components, preloaded: data, flushing: &pending) {
+            (fd, memberPath) throws(DocumentKitError) in
             do throws(Errno) { try fileSystem.write(fd, data, name: memberPath) } catch {
                 throw fail(error, "writing the member “\(memberPath)”")
             }
@@ -179,10 +195,11 @@ struct PackageBuilder {
     /// Copies a member that can't be linked from the file it was read from, in pieces (contents
     /// already in memory are written from there). If that file changed while it was copied, the
     /// save fails (`changedSinceRead`): the copy may be torn, and its recorded digest would lie.
-    private func copy(_ lazy: LazyFileContents, as name: String, permissions: UInt32?, in directory: CInt, at components: [String])
-        throws(DocumentKitError) -> FileWrapper
-    {
-        try create(name, permissions: permissions, in: directory, at: components, preloaded: lazy.loaded) {
+    private func copy(
+        _ lazy: LazyFileContents, as name: String, permissions: UInt32?, in directory: CInt, at components: [String],
+        flushing pending: inout PendingFlushes
+    ) throws(DocumentKitError) -> FileWrapper {
+        try create(name, permissions: permissions, in: directory, at: components, preloaded: lazy.loaded, flushing: &pending) {
             (fd, memberPath) throws(DocumentKitError) in
             do throws(DocumentKitError) { try lazy.copy(to: fd, destinationPath: memberPath, using: fileSystem) } catch {
                 var error = error
@@ -199,10 +216,11 @@ struct PackageBuilder {
     }
 
     /// Creates a regular file exclusively with its final mode and owner, fills it with `fill`,
-    /// flushes and closes it; the wrapper refers to it (holding `preloaded`, if given).
+    /// and closes it, or (durable) starts its writeback and leaves it to `pending` to flush and
+    /// close; the wrapper refers to it (holding `preloaded`, if given).
     private func create(
         _ name: String, permissions: UInt32?, in directory: CInt, at components: [String], preloaded: Data?,
-        fill: (CInt, String) throws(DocumentKitError) -> Void
+        flushing pending: inout PendingFlushes, fill: (CInt, String) throws(DocumentKitError) -> Void
     ) throws(DocumentKitError) -> FileWrapper {
         let memberPath = components.joined(separator: "/")
         let fd: CInt
@@ -218,18 +236,24 @@ struct PackageBuilder {
             } catch { throw fail(error, "writing the member “\(memberPath)”") }
             try fill(fd, memberPath)
             do throws(Errno) {
-                if durable { try fileSystem.synchronize(fd, name: memberPath) }
+                // A hint: the `fsync` that follows makes the file durable whatever this gave.
+                if durable { try? fileSystem.startWriteback(fd, name: memberPath) }
                 status = try fileSystem.status(of: fd, name: memberPath)
             } catch { throw fail(error, "writing the member “\(memberPath)”") }
         } catch {
             Glibc.close(fd)
             throw error
         }
-        do { try fileSystem.close(fd, name: memberPath) } catch { throw fail(error, "closing the member “\(memberPath)”") }
         let origin = FileOrigin(root: newRoot, components: components, identity: status.identity, permissions: status.permissions)
-        return FileWrapper(
+        let wrapper = FileWrapper(
             storage: .lazy(LazyFileContents(origin: origin, mapped: false, preloaded: preloaded, fileSystem: fileSystem)),
             permissions: status.permissions, modificationDate: Date(nanosecondsSince1970: status.modificationTime))
+        if durable {
+            try pending.add(fd, memberPath: memberPath)
+        } else {
+            do { try fileSystem.close(fd, name: memberPath) } catch { throw fail(error, "closing the member “\(memberPath)”") }
+        }
+        return wrapper
     }
 
     /// Hard-links an unchanged member of a package; nil when it must be copied instead
@@ -342,5 +366,51 @@ extension Date {
     /// The date `nanoseconds` after 1970-01-01.
     package init(nanosecondsSince1970 nanoseconds: Int64) {
         self.init(timeIntervalSince1970: Double(nanoseconds) / 1e9)
+    }
+}
+
+/// The files a durable ``PackageBuilder`` wrote in one folder and has not flushed yet: each is
+/// open, its writeback started; they are flushed (`fsync`) and closed together before the
+/// folder is, at most ``limit`` at a time (a package of many members holds few descriptors).
+struct PendingFlushes {
+    /// Files held open at most before the oldest are flushed.
+    static let limit = 16
+
+    let fileSystem: FileSystem
+    let documentPath: String
+    private var files: [(fd: CInt, memberPath: String)] = []
+
+    init(fileSystem: FileSystem, documentPath: String) {
+        self.fileSystem = fileSystem
+        self.documentPath = documentPath
+    }
+
+    /// Takes the open file `fd` (the member at `memberPath`), flushing those held when there are
+    /// ``limit`` of them.
+    mutating func add(_ fd: CInt, memberPath: String) throws(DocumentKitError) {
+        files.append((fd, memberPath))
+        if files.count >= Self.limit { try flushAll() }
+    }
+
+    /// Flushes and closes every file held.
+    mutating func flushAll() throws(DocumentKitError) {
+        while !files.isEmpty {
+            let file = files.removeFirst()
+            do { try fileSystem.synchronize(file.fd, name: file.memberPath) } catch {
+                Glibc.close(file.fd)
+                throw DocumentKitError(
+                    error, operation: .save, path: documentPath, step: "writing the member “\(file.memberPath)”", originalIsIntact: true)
+            }
+            do { try fileSystem.close(file.fd, name: file.memberPath) } catch {
+                throw DocumentKitError(
+                    error, operation: .save, path: documentPath, step: "closing the member “\(file.memberPath)”", originalIsIntact: true)
+            }
+        }
+    }
+
+    /// Closes what is still held (a build that failed): nothing of it is kept.
+    mutating func closeAll() {
+        for file in files { Glibc.close(file.fd) }
+        files = []
     }
 }

@@ -133,7 +133,7 @@ enum FaultScenario: String, CaseIterable, CustomTestStringConvertible {
             do {
                 try tree.write(to: url, options: SaveOptions(fileSystem: faults.fileSystem))
                 // Only steps whose failure is harmless may fail without failing the save.
-                #expect([.lock, .close, .unlink, .removeDirectory].contains(call) || !faults.trace.contains { $0.injected != nil },
+                #expect([.lock, .close, .unlink, .removeDirectory, .startWriteback].contains(call) || !faults.trace.contains { $0.injected != nil },
                         "\(call) failed but the save returned: \(faults.trace)")
                 #expect(try FileWrapper(contentsOf: url).fileWrapper(atPath: "attachments/c.txt") != nil)
             } catch {

@@ -173,6 +173,38 @@ import Testing
         }
     }
 
+    @Test("a durable package save starts each member's writeback as it writes it and flushes a folder's members together, before the folder and the swap, at most 16 at a time")
+    func membersAreFlushedTogether() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.appending("Doc.pkg")
+        var members: [String: FileWrapper] = ["sub": folder(["inner.txt": file("inner")])]
+        for index in 0..<40 { members["m\(index).txt"] = file("member \(index)") }
+        try folder(["old.txt": file("old")]).write(to: url)
+        let faults = FaultInjector()
+        try folder(members).write(to: url, options: SaveOptions(durability: .durable, fileSystem: faults.fileSystem))
+        let trace = faults.trace
+        let swap = try #require(trace.firstIndex { $0.call == .exchange }, "\(trace)")
+        let subFolder = try #require(trace.firstIndex { $0.call == .synchronizeDirectory && $0.name == "sub" }, "\(trace)")
+        let written = (0..<40).map { "m\($0).txt" } + ["sub/inner.txt"]
+        for member in written {
+            let started = try #require(trace.firstIndex { $0.call == .startWriteback && $0.name == member }, "\(member)")
+            let flushed = try #require(trace.firstIndex { $0.call == .synchronize && $0.name == member }, "\(member)")
+            #expect(started < flushed && flushed < swap, "\(member): \(trace)")
+        }
+        #expect(try #require(trace.firstIndex { $0.call == .synchronize && $0.name == "sub/inner.txt" }) < subFolder)
+        // The top folder's members: never more than 16 written and not flushed yet, and more than one.
+        var held = 0
+        var most = 0
+        for call in trace where !call.name.contains("/") {
+            if call.call == .startWriteback { held += 1 }
+            if call.call == .synchronize { held -= 1 }
+            most = max(most, held)
+        }
+        #expect(most == PendingFlushes.limit, "\(trace)")
+        #expect(try FileWrapper(contentsOf: url).fileWrapper(atPath: "m39.txt") != nil)
+        #expect(try dir.contents() == ["Doc.pkg"])
+    }
+
     @Test("a batched durable package save flushes its new tree with one syncfs before the swap and the folder after it; a file save flushes as a durable one")
     func batchedDurability() throws {
         for isPackage in [true, false] {

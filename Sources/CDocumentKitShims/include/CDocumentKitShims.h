@@ -16,6 +16,10 @@ int dk_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *ne
 /// syncfs(2).
 int dk_syncfs(int fd);
 
+/// sync_file_range(2) of the whole file with SYNC_FILE_RANGE_WRITE: starts writing its dirty
+/// pages back, without waiting and without flushing the disk's cache.
+int dk_start_writeback(int fd);
+
 /// flock(2) with LOCK_EX | LOCK_NB; returns 0 when the lock was taken.
 int dk_flock_exclusive_nonblocking(int fd);
 
