@@ -85,6 +85,8 @@ struct PackageSave {
             }
         }
 
+        if exchange != nil, let beforeExchange = options.beforeExchange { try beforeExchange() }
+
         // 3. The swap, then the old tree goes.
         var replacement = AtomicReplacement(
             fileSystem: fileSystem, parent: parent, parentPath: location.parentPath, name: location.name,

@@ -27,6 +27,11 @@ public struct SaveOptions: Sendable {
     /// the error's step is then ``crossFolderExchangeStep``. Takes precedence over
     /// ``replacedItemDestination``.
     public var replacedPackageExchange: URL? = nil
+    /// With ``replacedPackageExchange``: what the save runs once the new package is built and
+    /// flushed, just before the exchange (a version store names the record it wrote beside the
+    /// folder, whose disk write overlapped the package's). An error it throws fails the save,
+    /// nothing exchanged: the original is intact.
+    package var beforeExchange: (@Sendable () throws(DocumentKitError) -> Void)? = nil
     /// The item the save must replace (its device and inode; the other fields are not compared),
     /// or nil to replace whatever is at the URL, or create it. With it, the save never writes the
     /// URL again after that item was moved away or deleted (`notFound`), nor replaces another

@@ -129,8 +129,10 @@ struct ConflictCountTests {
         let another = VersionStore(libraryURL: library.url, pruning: .keepAll, fileSystem: others.fileSystem, trustHorizon: .seconds(3_600))
         #expect(try another.unresolvedConflictCount(ofItemAt: item) == 1)
         let listings = others.trace.filter { $0.call == .listDirectory && $0.name.contains("/documents/") }
+        // Each store probes its file system once; on a busy machine one probe may find coarse
+        // times where the other found exact ones: the listing is shared only when both found them.
         let alsoExact = another.exactChangeTimes.inStore(at: library.storeURL, using: FileSystem.live)
-        #expect(listings.count == (alsoExact ? 0 : 1), "exact change times: \(alsoExact); \(listings)")
+        #expect(listings.count == (exact && alsoExact ? 0 : 1), "exact change times: \(exact), \(alsoExact); \(listings)")
     }
 
     @Test("a version another save is still building does not make every count list the folder again; once its record is in (its writer killed before the rename), the next count completes and counts it")

@@ -288,6 +288,21 @@ extension VersionStore {
     /// `flushedLater`: the caller flushes the entry and its folder later (an exchange flushes
     /// them before the entry can be completed): the record is flushed, its folder isn't.
     func writeRecord(_ record: VersionRecord, inNewEntry entry: URL, flushedLater: Bool = false) throws(DocumentKitError) {
+        let pending = try beginRecord(record, inNewEntry: entry)
+        // Batched: the contents and the record reach the disk in one flush before the record is named.
+        try pending.finish(syncingFileSystemFirst: durability == .durableBatched && !flushedLater)
+        // Batched, the record's name is flushed with the entry's rename into place (``synchronize(_:)``).
+        if durability.flushesEachItem, !flushedLater {
+            do { try fileSystem.synchronizeDirectory(pending.folder.rawValue, name: entry.path) } catch {
+                throw DocumentKitError(error, operation: .save, path: pending.path, step: "writing the new version's record", originalIsIntact: true)
+            }
+        }
+    }
+
+    /// Writes `record` to a temporary file in the new entry `entry` and, in a store that flushes
+    /// each item, starts its writeback; ``PendingRecord/finish(syncingFileSystemFirst:)`` flushes
+    /// and names it (what ``writeRecord(_:inNewEntry:flushedLater:)`` does at once).
+    func beginRecord(_ record: VersionRecord, inNewEntry entry: URL) throws(DocumentKitError) -> PendingRecord {
         let folder = try openFolder(entry, "opening the new version")
         let temporary = TemporaryName.make(for: VersionRecord.fileName, purpose: "tmp")
         let path = entry.appendingPathComponent(VersionRecord.fileName).path
@@ -295,17 +310,12 @@ extension VersionStore {
             let file = try fileSystem.open(temporary, in: folder.rawValue, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW)
             do throws(Errno) {
                 try fileSystem.write(file, record.encoded(), name: path)
-                if durability.flushesEachItem { try fileSystem.synchronize(file, name: path) }
+                if durability.flushesEachItem { try? fileSystem.startWriteback(file, name: path) }
             } catch {
                 try? fileSystem.close(file, name: path)
                 throw error
             }
-            try fileSystem.close(file, name: path)
-            // Batched: the contents and the record reach the disk in one flush before the record is named.
-            if durability == .durableBatched, !flushedLater { try fileSystem.synchronizeFileSystem(folder.rawValue, name: entry.path) }
-            try fileSystem.rename(temporary, in: folder.rawValue, to: VersionRecord.fileName, in: folder.rawValue)
-            // Batched, the record's name is flushed with the entry's rename into place (``synchronize(_:)``).
-            if durability.flushesEachItem, !flushedLater { try fileSystem.synchronizeDirectory(folder.rawValue, name: entry.path) }
+            return PendingRecord(file: file, temporary: temporary, in: folder, path: path, flushes: durability.flushesEachItem, fileSystem: fileSystem)
         } catch {
             throw DocumentKitError(error, operation: .save, path: path, step: "writing the new version's record", originalIsIntact: true)
         }

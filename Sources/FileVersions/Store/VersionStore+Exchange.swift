@@ -46,15 +46,20 @@ extension VersionStore {
         in documentFolder: URL
     ) throws(DocumentKitError) -> (saved: FileWrapper, entry: URL)? {
         let entry: URL
+        let pendingRecord: PendingRecord
         do {
             entry = try createExchangeEntry(in: documentFolder, newDigest: newDigest)
-            // Flushed with the entry's folder after the exchange.
-            try writeRecord(record, inNewEntry: entry, flushedLater: true)
+            pendingRecord = try beginRecord(record, inNewEntry: entry)
         } catch {
             throw Self.versionNotKept(error, itemURL: itemURL)
         }
         var exchanging = options
         exchanging.replacedPackageExchange = entry.appendingPathComponent("item", isDirectory: true)
+        // Flushed while the new package is written, named just before the exchange; the name is
+        // flushed with the entry's folder after it.
+        exchanging.beforeExchange = { () throws(DocumentKitError) in
+            do throws(DocumentKitError) { try pendingRecord.finish() } catch { throw Self.versionNotKept(error, itemURL: itemURL) }
+        }
         let saved: FileWrapper
         do { saved = try tree.write(to: itemURL, options: exchanging) } catch {
             if error.originalIsIntact == true, error.step == SaveOptions.crossFolderExchangeStep {
