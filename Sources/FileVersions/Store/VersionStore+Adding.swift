@@ -104,7 +104,7 @@ extension VersionStore {
             }
             return try copyPrivately(draft.source, into: entry, key: key)
         }
-        if !draft.isConflict { prune(key: key, itemURL: draft.itemURL, listed: names.map { $0 + [built.0.persistentIdentifier] }) }
+        if !draft.isConflict { prune(key: key, itemURL: draft.itemURL, listed: names.map { $0.adding(built.0.persistentIdentifier) }) }
         return built.0
     }
 
@@ -196,13 +196,13 @@ extension VersionStore {
 
     /// ``prepareFolder(for:)``, and the folder's names when this process found no other holding
     /// it and cleaned it (nil otherwise): what a save's pruning starts from.
-    func prepareFolderListing(for key: DocumentKey) throws(DocumentKitError) -> (URL, Descriptor, [String]?) {
+    func prepareFolderListing(for key: DocumentKey) throws(DocumentKitError) -> (URL, Descriptor, VersionNames?) {
         let documentFolder = folder(for: key)
         try makeFolder(documentFolder, "Can't create the document's folder in the version store")
         try makeFolder(locksURL, "Can't create the version store's locks")
         let lockPath = lockPath(for: key)
         let hold: Descriptor
-        var names: [String]?
+        var names: VersionNames?
         do throws(Errno) {
             hold = Descriptor(owning: try fileSystem.open(lockPath, in: AT_FDCWD, flags: O_RDWR | O_CREAT | O_NOFOLLOW, mode: 0o644))
             if (try? fileSystem.lockExclusivelyWithoutWaiting(hold.rawValue, name: lockPath)) != nil {
@@ -328,16 +328,31 @@ extension VersionStore {
     /// ``prepareFolder(for:)``), when no process is building or removing one.
     /// Returns the folder's names as they are then (nil if it can't be listed).
     @discardableResult
-    func removeAbandonedEntries(in folder: URL, key: DocumentKey? = nil) -> [String]? {
+    func removeAbandonedEntries(in folder: URL, key: DocumentKey? = nil) -> VersionNames? {
         // One listing (none where ``WatchedFolderNames`` keeps the folder's names: a folder of
         // hundreds of versions costs a `getdents` of a few hundred microseconds on ext4, and each
-        // save does this once); most often there is nothing hidden; pruning takes the names from here.
-        guard let names = listedEntries(of: folder).map({ Array($0.keys) }) else { return nil }
-        if names.contains(where: StateEntryName.mayBe) { removeOrphanedStates(in: folder, names: names) }
+        // save does this once); one pass over the names, no copy of them, as most often there is
+        // nothing hidden and no state entry; pruning takes the number of versions and the oldest from here.
         func isHiddenEntry(_ name: String) -> Bool {
             name.hasPrefix(".new-") || name.hasPrefix(Self.exchangePrefix) || name.hasPrefix(".removing-")
         }
-        guard names.contains(where: isHiddenEntry) else { return names }
+        guard let listed = listedEntries(of: folder) else { return nil }
+        var versions = VersionNames()
+        var hasStates = false
+        var hasHidden = false
+        for name in listed.keys {
+            if name.utf8.first == UInt8(ascii: ".") {
+                if !hasHidden, isHiddenEntry(name) { hasHidden = true }
+            } else if StateEntryName.mayBe(name) {
+                hasStates = true
+            } else if VersionIdentifier.isValid(name) {
+                versions.add(name)
+            }
+        }
+        guard hasStates || hasHidden else { return versions }
+        let names = Array(listed.keys)
+        if hasStates { removeOrphanedStates(in: folder, names: names) }
+        guard hasHidden else { return versions }
         completeInterruptedEntries(in: folder, names: names)
         for name in names where name.hasPrefix(Self.exchangePrefix) { settleExchangeEntry(name, in: folder, key: key) }
         guard let left = listedEntries(of: folder).map({ Array($0.keys) }), let fd = try? openFolder(folder, "removing abandoned entries")
@@ -346,7 +361,7 @@ extension VersionStore {
         for name in left where isHiddenEntry(name) && !name.hasPrefix(Self.exchangePrefix) {
             _ = try? removeItem(name, in: fd.rawValue, using: fileSystem)
         }
-        return left.filter { !isHiddenEntry($0) }
+        return VersionNames(left)
     }
 
     /// Renames every whole `.new-…` entry in `folder` to its id (see ``removeAbandonedEntries(in:)``);

@@ -66,7 +66,7 @@ extension VersionStore {
         var kept: FileVersion?
         var added: URL?
         let hold: Descriptor
-        var listed: [String]?
+        var listed: VersionNames?
         var exchanged: (saved: FileWrapper, entry: URL)?
         var draft = VersionDraft(itemURL: itemURL, source: itemURL, origin: origin, isConflict: isConflict, ancestor: ancestorIdentifier)
         if isConflict { (draft.host, draft.user) = (.some(nil), .some(nil)) }  // another process wrote it
@@ -137,7 +137,7 @@ extension VersionStore {
         withExtendedLifetime(hold) {}
         if added != nil { sharing.refresh(key.folderName, current: fileStatuses(under: itemURL)) }
         if !isConflict, versionCompletion == .beforeSaveReturns {
-            prune(key: key, itemURL: itemURL, listed: listed.map { names in names + (kept.map { [$0.persistentIdentifier] } ?? []) })
+            prune(key: key, itemURL: itemURL, listed: listed.map { names in kept.map { names.adding($0.persistentIdentifier) } ?? names })
         }
         return (saved, kept)
     }
@@ -245,15 +245,14 @@ extension VersionStore {
     /// folder's names as the caller listed them under its hold (a save: before it added its
     /// version, with that version's id added), else they are listed here. A version another
     /// process added meanwhile is pruned by the next save.
-    func prune(key: DocumentKey, itemURL: URL, now: Date = Date(), listed: [String]? = nil) {
+    func prune(key: DocumentKey, itemURL: URL, now: Date = Date(), listed: VersionNames? = nil) {
         // The ids hold the dates: a listing of the folder tells whether anything may go.
-        let names = listed ?? names(inFolderAt: folder(for: key).path) ?? []
-        // An id starts with its date (`YYYYMMDDTHHMMSSZ`): the least is the oldest, which with
-        // their number is all the schedule needs (a save of a note with thousands of versions
-        // decodes one date, not thousands).
-        let ids = names.filter(VersionIdentifier.isValid)
-        let oldest = ids.min().flatMap(VersionIdentifier.date(of:)) ?? ids.compactMap(VersionIdentifier.date(of:)).min()
-        guard pruning.mayRemove(fromVersionsCount: ids.count, oldest: oldest, now: now) else { return }
+        var names = listed ?? VersionNames(self.names(inFolderAt: folder(for: key).path) ?? [])
+        if names.oldestDate == nil, names.count > 0 {
+            // The least id's date can't be read (a name made by hand): every id's is looked at.
+            names = VersionNames(self.names(inFolderAt: folder(for: key).path) ?? [], decodingEvery: true)
+        }
+        guard pruning.mayRemove(fromVersionsCount: names.count, oldest: names.oldestDate, now: now) else { return }
         let (versions, _) = storedVersions(of: key, itemURL: itemURL, reporting: false)
         let candidates = versions.map { version in
             PruningSchedule.Candidate(
