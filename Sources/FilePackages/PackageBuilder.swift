@@ -48,10 +48,10 @@ struct PackageBuilder {
     /// Writes `children` into the open directory `directory` (at `components` below the new root)
     /// and returns them as they now are on disk.
     ///
-    /// A durable build flushes the files it writes in `directory` together, before it returns
-    /// (so before the caller flushes `directory`): each one's writeback is started as it is
-    /// written (``DocumentKitSystem/FileSystem/startWriteback(_:name:)``) and the `fsync`s come
-    /// after the last, at most ``PendingFlushes/limit`` files at a time.
+    /// A durable build flushes the files it writes together, each before its folder, and all
+    /// before it returns (so before the caller flushes `directory`): each one's writeback is
+    /// started as it is written (``DocumentKitSystem/FileSystem/startWriteback(_:name:)``) and
+    /// the `fsync`s come after, at most ``PendingFlushes/limit`` files held open at a time.
     mutating func build(_ children: [String: FileWrapper], into directory: CInt, at components: [String])
         throws(DocumentKitError) -> [String: FileWrapper]
     {
@@ -61,6 +61,10 @@ struct PackageBuilder {
         try pending.flushAll()
         return result
     }
+
+    /// ``build(_:into:at:)`` holding the files written and not flushed yet in `pending`, one
+    /// bound for the whole tree: a folder's own flush comes after every file held (its own, and
+    /// its parents' written before it), so a package nested deep holds no more open files than a flat one.
 
     private mutating func build(
         _ children: [String: FileWrapper], into directory: CInt, at components: [String], flushing pending: inout PendingFlushes
@@ -76,7 +80,7 @@ struct PackageBuilder {
             case .directory(let grandchildren):
                 result[name] = try buildDirectory(
                     name, grandchildren, permissions: child.permissions ?? replacedPermissions(at: memberComponents, kind: .directory),
-                    in: directory, at: memberComponents)
+                    in: directory, at: memberComponents, flushing: &pending)
             case .symbolicLink(let destination):
                 do { try fileSystem.makeSymbolicLink(name, in: directory, pointingTo: destination) } catch {
                     throw fail(error, "creating the symbolic link “\(memberPath)”")
@@ -134,7 +138,8 @@ struct PackageBuilder {
     }
 
     private mutating func buildDirectory(
-        _ name: String, _ children: [String: FileWrapper], permissions: UInt32?, in directory: CInt, at components: [String]
+        _ name: String, _ children: [String: FileWrapper], permissions: UInt32?, in directory: CInt, at components: [String],
+        flushing pending: inout PendingFlushes
     ) throws(DocumentKitError) -> FileWrapper {
         let memberPath = components.joined(separator: "/")
         guard components.count <= FileWrapper.maximumDepth else {
@@ -155,8 +160,9 @@ struct PackageBuilder {
         } catch {
             throw fail(error, "setting the owner and permissions of “\(memberPath)”")
         }
-        let built = try build(children, into: fd, at: components)
+        let built = try build(children, into: fd, at: components, flushing: &pending)
         if durable {
+            try pending.flushAll()
             do { try fileSystem.synchronizeDirectory(fd, name: memberPath) } catch {
                 throw fail(error, "flushing the folder “\(memberPath)” (fsync)")
             }
@@ -369,9 +375,10 @@ extension Date {
     }
 }
 
-/// The files a durable ``PackageBuilder`` wrote in one folder and has not flushed yet: each is
-/// open, its writeback started; they are flushed (`fsync`) and closed together before the
-/// folder is, at most ``limit`` at a time (a package of many members holds few descriptors).
+/// The files a durable ``PackageBuilder`` wrote and has not flushed yet: each is open, its
+/// writeback started; they are flushed (`fsync`) and closed together before any folder is, at
+/// most ``limit`` held at a time in the whole tree (a package of many members, or nested deep,
+/// holds few descriptors).
 struct PendingFlushes {
     /// Files held open at most before the oldest are flushed.
     static let limit = 16

@@ -205,6 +205,42 @@ import Testing
         #expect(try dir.contents() == ["Doc.pkg"])
     }
 
+    @Test("a durable save of a package nested deep holds at most 16 written files unflushed in the whole tree, each flushed before its folder")
+    func deepPackagesHoldFewFilesOpen() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.appending("Deep.pkg")
+        var level = folder(["last.txt": file("last")])
+        for depth in (0..<40).reversed() {
+            var members: [String: FileWrapper] = ["sub": level]
+            for index in 0..<15 { members["f\(index).txt"] = file("\(depth).\(index)") }
+            level = folder(members)
+        }
+        let faults = FaultInjector()
+        try level.write(to: url, options: SaveOptions(durability: .durable, fileSystem: faults.fileSystem))
+        var held = 0
+        var most = 0
+        var unflushed: Set<String> = []
+        for call in faults.trace {
+            switch call.call {
+            case .startWriteback:
+                held += 1
+                unflushed.insert(call.name)
+            case .synchronize:
+                held -= 1
+                unflushed.remove(call.name)
+            case .synchronizeDirectory:
+                // A folder's flush comes after every file in it.
+                #expect(!unflushed.contains { $0.hasPrefix(call.name + "/") }, "\(call.name)")
+            default: break
+            }
+            most = max(most, held)
+        }
+        #expect(most <= PendingFlushes.limit && most > 1, "\(most)")
+        #expect(held == 0 && unflushed.isEmpty)
+        let path = Array(repeating: "sub", count: 40).joined(separator: "/") + "/last.txt"
+        #expect(try FileWrapper(contentsOf: url).fileWrapper(atPath: path) != nil)
+    }
+
     @Test("a batched durable package save flushes its new tree with one syncfs before the swap and the folder after it; a file save flushes as a durable one")
     func batchedDurability() throws {
         for isPackage in [true, false] {

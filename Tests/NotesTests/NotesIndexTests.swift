@@ -116,7 +116,7 @@ import Testing
     @Test("after notes' own edit, new, mv and rm, show and edit of a large library list no folder; a shell copy is still found")
     func ownChangesKeepTheListing() throws {
         try makeNotes(20)
-        // Past 64 KiB of names (about 2,000 entries): a folder a read or save doesn't sweep every time.
+        // Past one block of names (about 100 entries; 3,000 here): a folder a read or save doesn't sweep every time.
         for number in 0..<3_000 {
             #expect(FileManager.default.createFile(atPath: notes.library.appendingPathComponent("padding-file-\(number).txt").path, contents: nil))
         }

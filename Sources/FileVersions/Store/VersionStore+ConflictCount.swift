@@ -78,6 +78,9 @@ extension VersionStore {
             let asked = counted.span == span ? counted.cursor : nil
             let answer = WatchedFolderNames.shared.answer(ofFolderAt: folderURL.path, using: fileSystem, since: asked)
             cursor = answer?.cursor
+            // A change moves the folder's change time a moment before its inotify event is queued:
+            // names answered from the events go with a `stat` only once that stat is settled.
+            if answer != nil, let listing = before, !Self.isSettled(listing) { before = nil }
             switch answer?.names {
             case .changed(let changed)?:
                 if let cursor, countChanges(changed, in: &counted, of: folderURL, span: span) {
@@ -98,7 +101,7 @@ extension VersionStore {
         guard var entries = listed.map(folderEntries(from:)) ?? folderEntries(at: folderURL) else { return [] }
         if entries.hasNewEntries {
             cursor = nil
-            completeInterruptedEntries(in: folderURL)
+            completeInterruptedEntries(in: folderURL, names: listed.map { Array($0.keys) })
             // A version another save is building (in a server, the next request's) is no
             // version yet, and its rename into place will change the folder: unless a whole one
             // was completed just now (the folder changed), the listing stands and is remembered.
@@ -139,6 +142,16 @@ extension VersionStore {
         ConflictTally.remember(next.unsettled.isEmpty ? before : nil, ofFolderAt: folderURL.path)
         // An unresolved conflict (rare) is checked whole at each count, as the listing does.
         return next.unresolved.filter { hasContents(of: $0, in: folderURL) }.compactMap(VersionIdentifier.Packed.init)
+    }
+
+    /// How long ago a folder must have changed for its `stat` to vouch for names answered from
+    /// inotify events: 10 ms (a change's event is queued a moment after its change time is set).
+    static let settledMargin: Int64 = 10_000_000
+
+    /// Whether the folder's change time in `listing` is at least ``settledMargin`` old.
+    private static func isSettled(_ listing: ConflictTally.Listing) -> Bool {
+        guard let changed = listing.identity.changeTime else { return false }
+        return changed < DigestClock.now() - settledMargin
     }
 
     /// Brings `counted` (a count of the folder `folderURL` of a store whose entries never change,
