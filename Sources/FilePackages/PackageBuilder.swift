@@ -65,7 +65,6 @@ struct PackageBuilder {
     /// ``build(_:into:at:)`` holding the files written and not flushed yet in `pending`, one
     /// bound for the whole tree: a folder's own flush comes after every file held (its own, and
     /// its parents' written before it), so a package nested deep holds no more open files than a flat one.
-
     private mutating func build(
         _ children: [String: FileWrapper], into directory: CInt, at components: [String], flushing pending: inout PendingFlushes
     ) throws(DocumentKitError) -> [String: FileWrapper] {
@@ -186,7 +185,7 @@ struct PackageBuilder {
         }
     }
 
-    /// Writes a regular file: create exclusively with its final mode, write, flush, close.
+    /// Writes a regular file: create exclusively with its final mode, write; flushed and closed by `pending` when durable.
     private func write(
         _ data: Data, as name: String, permissions: UInt32?, in directory: CInt, at components: [String], flushing pending: inout PendingFlushes
     ) throws(DocumentKitError) -> FileWrapper {
@@ -372,52 +371,5 @@ extension Date {
     /// The date `nanoseconds` after 1970-01-01.
     package init(nanosecondsSince1970 nanoseconds: Int64) {
         self.init(timeIntervalSince1970: Double(nanoseconds) / 1e9)
-    }
-}
-
-/// The files a durable ``PackageBuilder`` wrote and has not flushed yet: each is open, its
-/// writeback started; they are flushed (`fsync`) and closed together before any folder is, at
-/// most ``limit`` held at a time in the whole tree (a package of many members, or nested deep,
-/// holds few descriptors).
-struct PendingFlushes {
-    /// Files held open at most before the oldest are flushed.
-    static let limit = 16
-
-    let fileSystem: FileSystem
-    let documentPath: String
-    private var files: [(fd: CInt, memberPath: String)] = []
-
-    init(fileSystem: FileSystem, documentPath: String) {
-        self.fileSystem = fileSystem
-        self.documentPath = documentPath
-    }
-
-    /// Takes the open file `fd` (the member at `memberPath`), flushing those held when there are
-    /// ``limit`` of them.
-    mutating func add(_ fd: CInt, memberPath: String) throws(DocumentKitError) {
-        files.append((fd, memberPath))
-        if files.count >= Self.limit { try flushAll() }
-    }
-
-    /// Flushes and closes every file held.
-    mutating func flushAll() throws(DocumentKitError) {
-        while !files.isEmpty {
-            let file = files.removeFirst()
-            do { try fileSystem.synchronize(file.fd, name: file.memberPath) } catch {
-                Glibc.close(file.fd)
-                throw DocumentKitError(
-                    error, operation: .save, path: documentPath, step: "writing the member “\(file.memberPath)”", originalIsIntact: true)
-            }
-            do { try fileSystem.close(file.fd, name: file.memberPath) } catch {
-                throw DocumentKitError(
-                    error, operation: .save, path: documentPath, step: "closing the member “\(file.memberPath)”", originalIsIntact: true)
-            }
-        }
-    }
-
-    /// Closes what is still held (a build that failed): nothing of it is kept.
-    mutating func closeAll() {
-        for file in files { Glibc.close(file.fd) }
-        files = []
     }
 }

@@ -194,8 +194,8 @@ extension VersionStore {
         return (folder, hold)
     }
 
-    /// ``prepareFolder(for:)``, and the folder's names when this process found no other holding
-    /// it and cleaned it (nil otherwise): what a save's pruning starts from.
+    /// ``prepareFolder(for:)``, and the folder's versions (their number and the least id) when this
+    /// process found no other holding it and cleaned it (nil otherwise): what a save's pruning starts from.
     func prepareFolderListing(for key: DocumentKey) throws(DocumentKitError) -> (URL, Descriptor, VersionNames?) {
         let documentFolder = folder(for: key)
         try makeFolder(documentFolder, "Can't create the document's folder in the version store")
@@ -326,7 +326,7 @@ extension VersionStore {
     /// ``settleExchangeEntry(_:in:key:)``) and removes every other hidden entry (`.new-…`,
     /// `.swap-…` never exchanged, `.removing-…`): called only under the folder's exclusive lock (see
     /// ``prepareFolder(for:)``), when no process is building or removing one.
-    /// Returns the folder's names as they are then (nil if it can't be listed).
+    /// Returns the folder's versions as they are then (nil if it can't be listed).
     @discardableResult
     func removeAbandonedEntries(in folder: URL, key: DocumentKey? = nil) -> VersionNames? {
         // One listing (none where ``WatchedFolderNames`` keeps the folder's names: a folder of

@@ -242,7 +242,7 @@ extension VersionStore {
     }
 
     /// Applies ``pruning`` to the versions of `key`: never to unresolved conflicts. `listed`: the
-    /// folder's names as the caller listed them under its hold (a save: before it added its
+    /// folder's versions as the caller found them under its hold (a save: before it added its
     /// version, with that version's id added), else they are listed here. A version another
     /// process added meanwhile is pruned by the next save.
     func prune(key: DocumentKey, itemURL: URL, now: Date = Date(), listed: VersionNames? = nil) {

@@ -97,7 +97,6 @@ final class WatchedFolderNames: Sendable {
         var cursor: Cursor?
     }
 
-
     private struct State {
         /// The inotify instance: nil until first used, -1 when it can't be made.
         var descriptor: CInt?
