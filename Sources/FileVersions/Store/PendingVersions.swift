@@ -1,4 +1,5 @@
 import Dispatch
+import DocumentKitSystem
 import Synchronization
 
 /// The versions this process is still completing after the saves that kept them returned
@@ -14,12 +15,15 @@ final class PendingVersions: Sendable {
     }
 
     private let folders = Mutex<[String: Folder]>([:])
-    private let queue = DispatchQueue(label: "DocumentKit.versions.completion", attributes: .concurrent)
+    /// Threads of their own: a completion's `fsync`s never hold a thread of Swift's cooperative
+    /// pool (a `DispatchQueue`'s jobs run on the same GCD threads on Linux), which would delay the
+    /// answer to the very request whose save it completes.
+    private let threads = WorkerThreads(name: "dk.versions", maximumThreads: 2)
 
     /// True on a thread running a completion: it never waits for itself.
     @TaskLocal private static var isCompleting = false
 
-    /// Runs `work` on a background queue as a completion of `folder`'s versions.
+    /// Runs `work` on one of the completion threads as a completion of `folder`'s versions.
     func run(_ folder: String, _ work: @escaping @Sendable () -> Void) {
         let group = folders.withLock { folders in
             var entry = folders[folder] ?? Folder()
@@ -30,7 +34,7 @@ final class PendingVersions: Sendable {
         }
         // Released (with what it holds: a save's lock on the folder) before waiters are woken.
         let job = Job(work)
-        queue.async {
+        threads.run {
             if let work = job.take() { Self.$isCompleting.withValue(true) { work() } }
             self.folders.withLock { folders in
                 guard var entry = folders[folder] else { return }
