@@ -170,9 +170,10 @@ struct AtomicReplacement {
     private func flushParent(undo: (() throws(Errno) -> Void)?) throws(DocumentKitError) {
         guard durable else { return }
         do throws(Errno) {
-            try fileSystem.synchronizeDirectory(parent, name: parentPath)
-            // Across folders, the other folder's entry changed too.
-            if let temporaryFolder { try fileSystem.synchronizeDirectory(temporaryFolder.descriptor, name: temporaryFolder.path) }
+            // Across folders, the other folder's entry changed too: both flushed at once.
+            var folders = [FileSystem.FlushItem(fd: parent, name: parentPath, isDirectory: true)]
+            if let temporaryFolder { folders.append(FileSystem.FlushItem(fd: temporaryFolder.descriptor, name: temporaryFolder.path, isDirectory: true)) }
+            if let error = fileSystem.synchronize(together: folders).lazy.compactMap({ $0 }).first { throw error }
         } catch {
             guard let undo else {
                 throw DocumentKitError(

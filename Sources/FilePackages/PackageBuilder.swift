@@ -52,13 +52,17 @@ struct PackageBuilder {
     /// before it returns (so before the caller flushes `directory`): each one's writeback is
     /// started as it is written (``DocumentKitSystem/FileSystem/startWriteback(_:name:)``) and
     /// the `fsync`s come after, at most ``PendingFlushes/limit`` files held open at a time.
-    mutating func build(_ children: [String: FileWrapper], into directory: CInt, at components: [String])
-        throws(DocumentKitError) -> [String: FileWrapper]
-    {
+    ///
+    /// A durable build flushes `extra` with its last files (the caller's root folder, say: all
+    /// at once, see ``PendingFlushes/flushAll(with:)``).
+    mutating func build(
+        _ children: [String: FileWrapper], into directory: CInt, at components: [String],
+        alsoFlushing extra: [(item: FileSystem.FlushItem, step: String)] = []
+    ) throws(DocumentKitError) -> [String: FileWrapper] {
         var pending = PendingFlushes(fileSystem: fileSystem, documentPath: documentPath)
         defer { pending.closeAll() }
         let result = try build(children, into: directory, at: components, flushing: &pending)
-        try pending.flushAll()
+        try pending.flushAll(with: durable ? extra : [])
         return result
     }
 
@@ -161,10 +165,8 @@ struct PackageBuilder {
         }
         let built = try build(children, into: fd, at: components, flushing: &pending)
         if durable {
-            try pending.flushAll()
-            do { try fileSystem.synchronizeDirectory(fd, name: memberPath) } catch {
-                throw fail(error, "flushing the folder “\(memberPath)” (fsync)")
-            }
+            // The folder with the files held (its own, and its parents' written before it).
+            try pending.flushAll(with: [(FileSystem.FlushItem(fd: fd, name: memberPath, isDirectory: true), "flushing the folder “\(memberPath)” (fsync)")])
         }
         return FileWrapper(storage: .directory(built), permissions: permissions, modificationDate: nil)
     }

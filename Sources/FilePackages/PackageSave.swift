@@ -73,11 +73,12 @@ struct PackageSave {
         if let current, current.kind == .directory, current.userID != geteuid() || current.groupID != getegid() {
             builder.owner = (current.userID, current.groupID)
         }
-        let built = try builder.build(children, into: root, at: [])
+        // Flushed each: the root and the caller's descriptors with the last files, all at once.
+        var extra = [(item: FileSystem.FlushItem(fd: root, name: temporaryName, isDirectory: true), step: "flushing the new package (fsync)")]
+        extra += options.flushedWithPackage.map { ($0, "flushing “\($0.name)” with the new package (fsync)") }
+        let built = try builder.build(children, into: root, at: [], alsoFlushing: extra)
         if options.durability.flushesEachItem {
-            do { try fileSystem.synchronizeDirectory(root, name: temporaryName) } catch {
-                throw fail(error, "flushing the new package (fsync)")
-            }
+            // Flushed by the build.
         } else if durable {
             // Batched: every member and folder of the new tree reaches the disk in one flush, before the swap.
             do { try fileSystem.synchronizeFileSystem(root, name: temporaryName) } catch {

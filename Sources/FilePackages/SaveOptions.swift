@@ -32,6 +32,10 @@ public struct SaveOptions: Sendable {
     /// folder, whose disk write overlapped the package's). An error it throws fails the save,
     /// nothing exchanged: the original is intact.
     package var beforeExchange: (@Sendable () throws(DocumentKitError) -> Void)? = nil
+    /// Descriptors a package save that flushes each item flushes with its new package's last
+    /// files and root, all at once, before ``beforeExchange`` (a version store's record and the
+    /// folder of its entry); the caller keeps them open through the save. Ignored otherwise.
+    package var flushedWithPackage: [FileSystem.FlushItem] = []
     /// The item the save must replace (its device and inode; the other fields are not compared),
     /// or nil to replace whatever is at the URL, or create it. With it, the save never writes the
     /// URL again after that item was moved away or deleted (`notFound`), nor replaces another

@@ -173,7 +173,7 @@ import Testing
         }
     }
 
-    @Test("a durable package save starts each member's writeback as it writes it and flushes a folder's members together, before the folder and the swap, at most 16 at a time")
+    @Test("a durable package save starts each member’s writeback as it writes it and flushes a folder’s members together, with the folder and before the swap, at most 16 at a time")
     func membersAreFlushedTogether() throws {
         let dir = try TemporaryDirectory()
         let url = dir.appending("Doc.pkg")
@@ -205,7 +205,7 @@ import Testing
         #expect(try dir.contents() == ["Doc.pkg"])
     }
 
-    @Test("a durable save of a package nested deep holds at most 16 written files unflushed in the whole tree, each flushed before its folder")
+    @Test("a durable save of a package nested deep holds at most 16 written files unflushed in the whole tree, each flushed with or before its folder")
     func deepPackagesHoldFewFilesOpen() throws {
         let dir = try TemporaryDirectory()
         let url = dir.appending("Deep.pkg")

@@ -17,7 +17,8 @@ final class PendingRecord: Sendable {
     /// The record's path once named (for messages).
     let path: String
     private let temporary: String
-    private let flushes: Bool
+    /// Whether the record is flushed before it is named (a store that flushes each item).
+    let flushes: Bool
     private let fileSystem: FileSystem
     private let file: Mutex<CInt?>
 
@@ -34,14 +35,20 @@ final class PendingRecord: Sendable {
         if let fd = file.withLock({ $0 }) { Glibc.close(fd) }
     }
 
-    /// Flushes the record (a store that flushes each item), closes it and names it `record.json`;
-    /// with `syncingFileSystemFirst` (a batched store), one `syncfs` before the name. Its name is
-    /// flushed with the entry's folder, by the caller.
-    func finish(syncingFileSystemFirst: Bool = false) throws(DocumentKitError) {
+    /// The record's open file, for a caller that flushes it with others (then ``finish(flushed:syncingFileSystemFirst:)``
+    /// with `flushed`); nil once finished.
+    var flushItem: FileSystem.FlushItem? {
+        file.withLock { $0 }.map { FileSystem.FlushItem(fd: $0, name: path, isDirectory: false) }
+    }
+
+    /// Flushes the record (a store that flushes each item, unless `flushed` already), closes it
+    /// and names it `record.json`; with `syncingFileSystemFirst` (a batched store), one `syncfs`
+    /// before the name. Its name is flushed with the entry's folder, by the caller.
+    func finish(flushed: Bool = false, syncingFileSystemFirst: Bool = false) throws(DocumentKitError) {
         do throws(Errno) {
             guard let fd = file.withLock({ file in defer { file = nil }; return file }) else { return }
             do throws(Errno) {
-                if flushes { try fileSystem.synchronize(fd, name: path) }
+                if flushes && !flushed { try fileSystem.synchronize(fd, name: path) }
             } catch {
                 try? fileSystem.close(fd, name: path)
                 throw error

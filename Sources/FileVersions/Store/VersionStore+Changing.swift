@@ -67,7 +67,7 @@ extension VersionStore {
         var added: URL?
         let hold: Descriptor
         var listed: VersionNames?
-        var exchanged: (saved: FileWrapper, entry: URL)?
+        var exchanged: (saved: FileWrapper, entry: URL, folderFlushed: Bool)?
         var draft = VersionDraft(itemURL: itemURL, source: itemURL, origin: origin, isConflict: isConflict, ancestor: ancestorIdentifier)
         if isConflict { (draft.host, draft.user) = (.some(nil), .some(nil)) }  // another process wrote it
         let documentFolder: URL
@@ -115,9 +115,10 @@ extension VersionStore {
             // process) that had looked at them would find them changed. Not so outside the save's
             // coordinated write.
             if versionCompletion == .afterSaveReturns, !sharesMembers(exchanged.entry) {
-                // The entry's name in the document's folder reaches the disk before the answer:
-                // the replaced state stays reachable if the power fails before the completion.
-                synchronize(documentFolder)
+                // The entry's name in the document's folder reaches the disk before the answer
+                // (flushed before the exchange, with the new package, or now): the replaced state
+                // stays reachable if the power fails before the completion.
+                if !exchanged.folderFlushed { synchronize(documentFolder) }
                 completeLater(key) { [self] in
                     _ = completeExchange(exchanged.entry, record: record, key: key, in: documentFolder, itemURL: itemURL)
                     withExtendedLifetime(hold) {}

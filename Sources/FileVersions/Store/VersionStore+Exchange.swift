@@ -44,7 +44,7 @@ extension VersionStore {
     func saveKeepingByExchange(
         _ tree: FileWrapper, newDigest: String, to itemURL: URL, options: SaveOptions, record: VersionRecord, key: DocumentKey,
         in documentFolder: URL
-    ) throws(DocumentKitError) -> (saved: FileWrapper, entry: URL)? {
+    ) throws(DocumentKitError) -> (saved: FileWrapper, entry: URL, folderFlushed: Bool)? {
         let entry: URL
         let pendingRecord: PendingRecord
         do {
@@ -55,12 +55,24 @@ extension VersionStore {
         }
         var exchanging = options
         exchanging.replacedPackageExchange = entry.appendingPathComponent("item", isDirectory: true)
-        // Flushed while the new package is written, named just before the exchange; the name is
+        // Flushing each: the record and the document's folder (the entry's name) are flushed
+        // with the new package's last files, all at once, before the exchange.
+        let together = options.durability.flushesEachItem && pendingRecord.flushes
+        let folder = together ? try? openFolder(documentFolder, "flushing") : nil
+        if together, let recordItem = pendingRecord.flushItem {
+            exchanging.flushedWithPackage = [recordItem]
+            if let folder { exchanging.flushedWithPackage.append(FileSystem.FlushItem(fd: folder.rawValue, name: documentFolder.path, isDirectory: true)) }
+        }
+        let flushedRecord = !exchanging.flushedWithPackage.isEmpty
+        // Its writeback overlaps the new package's; named just before the exchange, the name
         // flushed with the entry's folder after it.
         exchanging.beforeExchange = { () throws(DocumentKitError) in
-            do throws(DocumentKitError) { try pendingRecord.finish() } catch { throw Self.versionNotKept(error, itemURL: itemURL) }
+            do throws(DocumentKitError) { try pendingRecord.finish(flushed: flushedRecord) } catch {
+                throw Self.versionNotKept(error, itemURL: itemURL)
+            }
         }
         let saved: FileWrapper
+        defer { withExtendedLifetime(folder) {} }
         do { saved = try tree.write(to: itemURL, options: exchanging) } catch {
             if error.originalIsIntact == true, error.step == SaveOptions.crossFolderExchangeStep {
                 _ = try? removeItem(entry.path, in: AT_FDCWD, using: fileSystem)
@@ -74,7 +86,7 @@ extension VersionStore {
             settleExchangeEntry(entry.lastPathComponent, in: documentFolder, key: key)
             throw error
         }
-        return (saved, entry)
+        return (saved, entry, folder != nil && flushedRecord)
     }
 
     /// Keeps the package an exchange put in `entry` as the version `record`: its folders made
