@@ -32,13 +32,18 @@ public enum TemporaryName {
     /// The prefix all temporary names made for `name` start with.
     public static func prefix(for name: String) -> String { ".\(name)\(marker)" }
 
-    /// 12 random characters from a 32-letter alphabet (60 bits), from the system's generator.
+    /// 12 random characters from a 32-letter alphabet (60 bits), from the system's generator:
+    /// five bits each of one 64-bit draw (one `getrandom`, not one per character).
     public static func randomSuffix() -> String {
         let alphabet = Array("abcdefghijkmnpqrstuvwxyz23456789".utf8)
         var generator = SystemRandomNumberGenerator()
+        var bits: UInt64 = generator.next()
         var bytes = [UInt8]()
         bytes.reserveCapacity(12)
-        for _ in 0..<12 { bytes.append(alphabet[Int(generator.next() % 32)]) }
+        for _ in 0..<12 {
+            bytes.append(alphabet[Int(bits & 31)])
+            bits >>= 5
+        }
         return String(decoding: bytes, as: UTF8.self)
     }
 }

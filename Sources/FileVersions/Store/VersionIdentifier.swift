@@ -9,7 +9,9 @@ enum VersionIdentifier {
         if let digest, digest.count >= 16 {
             hex = String(digest.prefix(16))
         } else {
-            hex = (0..<16).map { _ in String(Int.random(in: 0..<16), radix: 16) }.joined()
+            // One 64-bit draw, its 16 hexadecimal digits (leading zeros kept).
+            let drawn = String(UInt64.random(in: .min ... .max), radix: 16)
+            hex = String(repeating: "0", count: 16 - drawn.count) + drawn
         }
         return timestamp(date) + "-" + hex
     }
