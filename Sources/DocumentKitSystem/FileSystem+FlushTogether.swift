@@ -21,7 +21,7 @@ extension FileSystem {
     private static let flushThreads = WorkerThreads(name: "dk.flush", maximumThreads: 4)
 
     /// `fsync(2)` of every item at once: each on its own thread (this one and up to four of
-    /// DocumentKit's), so that their disk writes and cache flushes overlap (a device serves the
+    /// DocumentKit's, those free now; what finds none runs here after this thread's first), so that their disk writes and cache flushes overlap (a device serves the
     /// flushes waiting together with one), where one after the other each waits for the last.
     /// Returns each item's error, in order (nil: flushed); nothing orders the items among
     /// themselves, so a caller batches only what may reach the disk in any order. Through a file
@@ -31,18 +31,23 @@ extension FileSystem {
         guard items.count > 1, interceptor == nil else { return items.map { flush($0) } }
         let results = Mutex<[Errno?]>(Array(repeating: nil, count: items.count))
         let done = DispatchSemaphore(value: 0)
+        // Only threads free now take an item: one never waits behind another batch's (a flush
+        // stuck on a hung file system holds its own thread, not this batch); the rest run here.
+        var mine: [Int] = [0]
+        var handedOut = 0
         for index in items.indices.dropFirst() {
             let item = items[index]
-            Self.flushThreads.run { [self] in
+            let taken = Self.flushThreads.runIfFree { [self] in
                 let error = flush(item)
                 results.withLock { $0[index] = error }
                 done.signal()
             }
+            if taken { handedOut += 1 } else { mine.append(index) }
         }
-        let first = flush(items[0])
-        for _ in items.indices.dropFirst() { done.wait() }
+        let own = mine.map { (index: $0, error: flush(items[$0])) }
+        for _ in 0..<handedOut { done.wait() }
         return results.withLock { results in
-            results[0] = first
+            for (index, error) in own { results[index] = error }
             return results
         }
     }

@@ -29,23 +29,43 @@ package final class WorkerThreads: Sendable {
 
     /// Queues `job` after the jobs submitted before it; a free thread runs it.
     package func run(_ job: @escaping @Sendable () -> Void) {
-        enum Wake { case idleThread, newThread(Int), none }
         // A busy thread looks for jobs before it waits: with none idle and no more to start, it takes this one.
+        _ = submit(job, waitingForABusyThread: true)
+    }
+
+    /// Queues `job` only if a thread is free for it now (one waiting, or one more that may be
+    /// started); false, with nothing queued, otherwise: the caller runs it itself, so that it
+    /// never waits behind other callers' jobs (a flush stuck on a hung file system, say).
+    package func runIfFree(_ job: @escaping @Sendable () -> Void) -> Bool {
+        submit(job, waitingForABusyThread: false)
+    }
+
+    /// Queues `job` for an idle thread, or a new one; else, if `waitingForABusyThread`, for the
+    /// next thread to finish. Returns whether it was queued.
+    private func submit(_ job: @escaping @Sendable () -> Void, waitingForABusyThread: Bool) -> Bool {
+        enum Wake { case idleThread, newThread(Int), busyThread, none }
         let wake = state.withLock { state -> Wake in
-            state.jobs.append(job)
             if state.idle > 0 {
+                state.jobs.append(job)
                 state.idle -= 1
                 return .idleThread
             }
-            guard state.started < maximumThreads else { return .none }
-            state.started += 1
-            return .newThread(state.started - 1)
+            if state.started < maximumThreads {
+                state.jobs.append(job)
+                state.started += 1
+                return .newThread(state.started - 1)
+            }
+            guard waitingForABusyThread else { return .none }
+            state.jobs.append(job)
+            return .busyThread
         }
         switch wake {
         case .idleThread: available.signal()
         case .newThread(let index): startThread(named: "\(name).\(index)") { [self] in work() }
-        case .none: break
+        case .busyThread: break
+        case .none: return false
         }
+        return true
     }
 
     /// A thread's loop: the next job, or a wait for one.

@@ -74,4 +74,29 @@ import Testing
         workers.run { again.signal() }
         #expect(again.wait(timeout: .now() + 10) == .success)
     }
+
+    @Test("a job offered when every thread is busy is handed back: the caller runs it, behind no one else's")
+    func busyThreadsHandJobsBack() throws {
+        let workers = WorkerThreads(name: "dk.test", maximumThreads: 2)
+        let release = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        for _ in 0..<2 {
+            #expect(workers.runIfFree {
+                started.signal()
+                release.wait()  // a flush stuck on a hung file system
+            })
+        }
+        for _ in 0..<2 { #expect(started.wait(timeout: .now() + 10) == .success) }
+        #expect(!workers.runIfFree {}, "both threads are held: the job is the caller's")
+        release.signal()
+        release.signal()
+        // Free again (once a held thread is back waiting): a job is taken.
+        let ran = DispatchSemaphore(value: 0)
+        var taken = false
+        for _ in 0..<200 where !taken {
+            taken = workers.runIfFree { ran.signal() }
+            if !taken { usleep(5_000) }
+        }
+        #expect(taken && ran.wait(timeout: .now() + 10) == .success)
+    }
 }
