@@ -21,8 +21,9 @@ extension FileSystem {
     private static let flushThreads = WorkerThreads(name: "dk.flush", maximumThreads: 4)
 
     /// `fsync(2)` of every item at once: each on its own thread (this one and up to four of
-    /// DocumentKit's, those free now; what finds none runs here after this thread's first), so that their disk writes and cache flushes overlap (a device serves the
-    /// flushes waiting together with one), where one after the other each waits for the last.
+    /// DocumentKit's that are free now; what finds none runs here after this thread's first), so
+    /// that their disk writes and cache flushes overlap (a device serves the flushes waiting
+    /// together with one), where one after the other each waits for the last.
     /// Returns each item's error, in order (nil: flushed); nothing orders the items among
     /// themselves, so a caller batches only what may reach the disk in any order. Through a file
     /// system that intercepts its calls (fault injection), one after the other in order, so that

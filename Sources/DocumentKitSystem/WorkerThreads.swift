@@ -2,8 +2,8 @@ import Dispatch
 import Synchronization
 
 /// A few named threads of DocumentKit's own that run blocking jobs in the order they were
-/// submitted, for work that outlives the call that started it (a version completed after its
-/// save returned).
+/// submitted: documents' reads and saves (`dk.io`), versions completed after their save returned
+/// (`dk.versions`), the `fsync`s of a batch flushed at once (`dk.flush`, ``runIfFree(_:)``).
 ///
 /// Not a `DispatchQueue`: on Linux a queue's jobs run on the same GCD threads as Swift's
 /// cooperative pool, so a job blocked in `fsync` would hold one of its few threads (one per

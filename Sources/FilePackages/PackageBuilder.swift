@@ -48,13 +48,11 @@ struct PackageBuilder {
     /// Writes `children` into the open directory `directory` (at `components` below the new root)
     /// and returns them as they now are on disk.
     ///
-    /// A durable build flushes the files it writes together, each before its folder, and all
-    /// before it returns (so before the caller flushes `directory`): each one's writeback is
-    /// started as it is written (``DocumentKitSystem/FileSystem/startWriteback(_:name:)``) and
-    /// the `fsync`s come after, at most ``PendingFlushes/limit`` files held open at a time.
-    ///
-    /// A durable build flushes `extra` with its last files (the caller's root folder, say: all
-    /// at once, see ``PendingFlushes/flushAll(with:)``).
+    /// A durable build flushes the files it writes together, each with or before its folder, and
+    /// all before it returns: each one's writeback is started as it is written
+    /// (``DocumentKitSystem/FileSystem/startWriteback(_:name:)``) and the `fsync`s come after, at
+    /// most ``PendingFlushes/limit`` files held open at a time; `extra` (the caller's root folder,
+    /// say) is flushed with its last files, all at once (``PendingFlushes/flushAll(with:)``).
     mutating func build(
         _ children: [String: FileWrapper], into directory: CInt, at components: [String],
         alsoFlushing extra: [(item: FileSystem.FlushItem, step: String)] = []
@@ -67,8 +65,8 @@ struct PackageBuilder {
     }
 
     /// ``build(_:into:at:)`` holding the files written and not flushed yet in `pending`, one
-    /// bound for the whole tree: a folder's own flush comes after every file held (its own, and
-    /// its parents' written before it), so a package nested deep holds no more open files than a flat one.
+    /// bound for the whole tree: a folder is flushed with every file held (its own, and its
+    /// parents' written before it), so a package nested deep holds no more open files than a flat one.
     private mutating func build(
         _ children: [String: FileWrapper], into directory: CInt, at components: [String], flushing pending: inout PendingFlushes
     ) throws(DocumentKitError) -> [String: FileWrapper] {

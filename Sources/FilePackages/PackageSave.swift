@@ -77,9 +77,8 @@ struct PackageSave {
         var extra = [(item: FileSystem.FlushItem(fd: root, name: temporaryName, isDirectory: true), step: "flushing the new package (fsync)")]
         extra += options.flushedWithPackage.map { ($0, "flushing “\($0.name)” with the new package (fsync)") }
         let built = try builder.build(children, into: root, at: [], alsoFlushing: extra)
-        if options.durability.flushesEachItem {
-            // Flushed by the build.
-        } else if durable {
+        // Flushing each item, the build flushed the tree; batched, one flush of the file system.
+        if durable, !options.durability.flushesEachItem {
             // Batched: every member and folder of the new tree reaches the disk in one flush, before the swap.
             do { try fileSystem.synchronizeFileSystem(root, name: temporaryName) } catch {
                 throw fail(error, "flushing the new package (syncfs)")

@@ -1,10 +1,9 @@
-import Dispatch
 import DocumentKitSystem
 import Foundation
 import Synchronization
 
-/// The threads every document's reads and saves run on: a fixed few, shared by all the
-/// documents of the process.
+/// The threads every document's reads and saves run on: a few (at most ``threadCount``, started
+/// as work needs them), shared by all the documents of the process.
 ///
 /// A document's I/O blocks (`read`, `fsync`, `rename`): it must not run on Swift's cooperative
 /// pool, and a `DispatchQueue` per document lets GCD start a thread for every document whose work
@@ -13,35 +12,23 @@ import Synchronization
 /// lanes in turn, whatever the number of open documents. What may wait long (a lock another
 /// process holds, a presenter's reply) is waited for before the work comes here, without a
 /// thread (see `Document.perform(coordinating:_:)`).
-final class DocumentIOPool: @unchecked Sendable {
-    // @unchecked: the ready lanes are guarded by `ready`; `available` only counts.
+final class DocumentIOPool: Sendable {
     /// The pool of the process.
     static let shared = DocumentIOPool(threads: threadCount)
 
     /// How many threads the pool runs: the processor count, at least 4 and at most 16.
     static var threadCount: Int { min(16, max(4, ProcessInfo.processInfo.activeProcessorCount)) }
 
-    private let ready = Mutex<[DocumentIOLane]>([])
-    private let available = DispatchSemaphore(value: 0)
+    /// `dk.io.N`, started as lanes need them.
+    private let threads: WorkerThreads
 
     init(threads: Int) {
-        for index in 0..<threads {
-            startThread(named: "dk.io.\(index)") { [self] in self.run() }
-        }
+        self.threads = WorkerThreads(name: "dk.io", maximumThreads: threads)
     }
 
     /// Queues `lane`, which has work and is not queued or running.
     func schedule(_ lane: DocumentIOLane) {
-        ready.withLock { $0.append(lane) }
-        available.signal()
-    }
-
-    private func run() {
-        while true {
-            available.wait()
-            guard let lane = ready.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { continue }
-            lane.runNext()
-        }
+        threads.run { lane.runNext() }
     }
 }
 
@@ -118,7 +105,7 @@ final class DocumentIOLane: Sendable {
     }
 
     /// Runs the lane's next call (on a pool thread), then queues the lane again if it has more.
-    fileprivate func runNext() {
+    func runNext() {
         let call = state.withLock { state -> (@Sendable () -> Void)? in state.calls.isEmpty ? nil : state.calls.removeFirst() }
         call?()
         let more = state.withLock { state -> Bool in
