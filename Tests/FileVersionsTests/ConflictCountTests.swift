@@ -135,6 +135,61 @@ struct ConflictCountTests {
         #expect(listings.count == (exact && alsoExact ? 0 : 1), "exact change times: \(exact), \(alsoExact); \(listings)")
     }
 
+    @Test("in a new span of the trust horizon, a count reads no record whose entry and record stat as when it was read; one damaged in place is read and no longer counted")
+    func aNewSpanStatsInsteadOfReading() throws {
+        let library = try VersionLibrary()
+        let item = library.item("s.txt")
+        try library.writeFile("s.txt", "current")
+        let faults = FaultInjector()
+        let horizon = Duration.milliseconds(250)
+        let store = VersionStore(libraryURL: library.url, pruning: .keepAll, fileSystem: faults.fileSystem, trustHorizon: horizon)
+        for index in 0..<10 {
+            let source = try library.writeFile("source.txt", "version \(index)")
+            try store.addVersion(ofItemAt: item, withContentsOf: source, byMoving: true)
+        }
+        var conflicts: [FileVersion] = []
+        for index in 0..<2 {
+            try library.writeFile("s.txt", "a conflict \(index)")
+            conflicts.append(try store.keepConflictingVersion(ofItemAt: item, ancestorDigest: nil))
+        }
+        try library.writeFile("s.txt", "current")
+        // Read once the records are older than the racy-timestamp margin: their stats may vouch later.
+        usleep(60_000)
+        #expect(try store.unresolvedConflictCount(ofItemAt: item) == 2)
+        func opened() -> [String] {
+            faults.trace.filter { $0.call == .open && $0.name.hasSuffix(VersionRecord.fileName) }.map(\.name)
+        }
+        func waitForNextSpan() {
+            let span = store.trustSpan()
+            while store.trustSpan() == span { usleep(10_000) }
+        }
+        waitForNextSpan()
+        faults.reset()
+        #expect(try store.unresolvedConflictCount(ofItemAt: item) == 2)
+        #expect(opened().isEmpty, "\(opened())")
+        // Each entry's folder and record were looked at (a stat each), the twelve of them.
+        let looked = faults.trace.filter { $0.call == .status && $0.name.hasSuffix("/" + VersionRecord.fileName) }
+        #expect(looked.count == 12, "\(looked)")
+
+        // A record rewritten in place (by hand, a sync engine): its stat changes, it is read again.
+        let record = conflicts[0].url.deletingLastPathComponent().appendingPathComponent(VersionRecord.fileName)
+        let text = try String(contentsOf: record, encoding: .utf8)
+        let handle = try FileHandle(forWritingTo: record)
+        try handle.write(contentsOf: Data(text.replacingOccurrences(of: "\"conflict\" : true", with: "\"conflict\" : false").utf8))
+        try handle.close()
+        #expect(text.contains("\"conflict\" : true"), "\(text)")
+        waitForNextSpan()
+        faults.reset()
+        #expect(try store.unresolvedConflictCount(ofItemAt: item) == 1)
+        #expect(opened() == [record.path], "\(opened())")
+        #expect(try store.unresolvedConflictVersions(ofItemAt: item).count == 1)
+
+        // The other's contents removed: its entry's folder changed, it is read again and not counted.
+        try FileManager.default.removeItem(at: conflicts[1].url)
+        waitForNextSpan()
+        #expect(try store.unresolvedConflictCount(ofItemAt: item) == 0)
+    }
+
     @Test("a version another save is still building does not make every count list the folder again; once its record is in (its writer killed before the rename), the next count completes and counts it")
     func aVersionBeingBuiltKeepsTheListing() throws {
         let library = try VersionLibrary()
@@ -273,7 +328,7 @@ struct ConflictCountTests {
         tally.counting(named: "id-kept").counted.withLock { $0.entries[id] = entry }
         #expect(tally.counting(named: "id-kept").counted.withLock { $0.entries[id] } == entry)
         #expect(entry.hasRecordIdentity(7) && entry.isUnresolvedConflict && !entry.hasRecordIdentity(9))
-        #expect(MemoryLayout<ConflictTally.Entry>.stride == 8)
+        #expect(MemoryLayout<ConflictTally.Entry>.stride == 16)
     }
 
     @Test("packed version ids tell ids apart and refuse other names")

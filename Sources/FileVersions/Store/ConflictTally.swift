@@ -16,19 +16,31 @@ final class ConflictTally: Sendable {
     /// Document folders per generation.
     static let generationLimit = 128
 
-    /// An entry as last classified, in 8 bytes: a hash of its record's identity (all bits but
-    /// the lowest), and whether the record is an unresolved conflict (the lowest bit).
+    /// An entry as last classified, in 16 bytes: a hash of its record's identity (all bits but
+    /// the lowest), whether the record is an unresolved conflict (the lowest bit), and, for an
+    /// entry of a store whose entries never change, a hash of the `stat`s of its folder and
+    /// record taken when it was last read (``filesIdentity``).
     struct Entry: Sendable, Equatable {
         private var bits: UInt64
+        /// The hash of the entry's files' identities when read (``VersionStore``'s
+        /// `entryFilesIdentity`), or 0: none that may vouch for the entry in a later span.
+        private(set) var filesIdentity: Int
 
-        init(recordIdentity: Int, isUnresolvedConflict: Bool) {
+        init(recordIdentity: Int, isUnresolvedConflict: Bool, filesIdentity: Int = 0) {
             bits = UInt64(bitPattern: Int64(recordIdentity)) & ~1 | (isUnresolvedConflict ? 1 : 0)
+            self.filesIdentity = filesIdentity
         }
 
         /// Whether the record had the identity whose hash is `hash` (``ConflictTally/hash(of:)``).
         func hasRecordIdentity(_ hash: Int) -> Bool { bits & ~1 == UInt64(bitPattern: Int64(hash)) & ~1 }
 
         var isUnresolvedConflict: Bool { bits & 1 == 1 }
+
+        /// This entry, known by the record identity `hash` from now on (a new span of the trust
+        /// horizon, its files found as they were).
+        func renewed(as hash: Int) -> Entry {
+            Entry(recordIdentity: hash, isUnresolvedConflict: isUnresolvedConflict, filesIdentity: filesIdentity)
+        }
     }
 
     /// A folder's entries by version id.

@@ -219,9 +219,12 @@ extension VersionStore {
     /// Whether the version `name` (its entry's inode number `inode`, its state entries
     /// `states`; `span`: the count's span of the trust horizon) of a store whose entries never
     /// change is an unresolved conflict: from `known`
-    /// when the entry and its newest state are the ones remembered there, else read (the
-    /// version's record and contents must be there; the newest readable state decides). Nil
-    /// when the version is not whole (still arriving from a sync engine, or damaged).
+    /// when the entry and its newest state are the ones remembered there in this span, or, in a
+    /// later span, when the entry has no state entry and its folder and record `stat` as when it
+    /// was read (``entryFilesIdentity(of:inode:referenceTime:)``: a record damaged in place, or a
+    /// name made or removed in the entry, changes one of them); else read (the version's record
+    /// and contents must be there; the newest readable state decides). Nil when the version is
+    /// not whole (still arriving from a sync engine, or damaged).
     private func classifyUnchangingEntry(
         _ name: String, inode: UInt64, states: [(name: String, inode: UInt64)], of folderURL: URL, span: Int64,
         known: ConflictTally.Entry?
@@ -234,13 +237,38 @@ extension VersionStore {
         let hash = hasher.finalize()
         if let known, known.hasRecordIdentity(hash) { return (known, true) }
         let entry = folderURL.appendingPathComponent(name, isDirectory: true)
+        // Taken before the reading: a change after it changes what the next span's `stat`s find.
+        let referenceTime = DigestClock.now()
+        let files = states.isEmpty ? entryFilesIdentity(of: entry, inode: inode, referenceTime: referenceTime) : nil
+        if let known, let files, known.filesIdentity != 0, known.filesIdentity == files { return (known.renewed(as: hash), true) }
         guard let own = try? readRecord(in: entry, inode: inode), own.id == name, hasContents(of: name, in: folderURL),
             let current = states.isEmpty ? (record: own, isNewest: true) : try? currentRecordTellingNewest(of: entry, inode: inode, states: states)
         else { return nil }
         // A newest state not readable yet (a sync engine makes the folder, then puts the record in
         // it: no name in the document's folder changes then) is looked at again at the next count.
         let record = current.record
-        return (ConflictTally.Entry(recordIdentity: hash, isUnresolvedConflict: record.conflict && !record.resolved), current.isNewest)
+        let found = ConflictTally.Entry(recordIdentity: hash, isUnresolvedConflict: record.conflict && !record.resolved, filesIdentity: files ?? 0)
+        return (found, current.isNewest)
+    }
+
+    /// A hash of the `stat`s of the version entry `entry` (inode number `inode`) and of its
+    /// record, for a later span of the trust horizon to vouch for what a reading found: nil when
+    /// they can't be taken, when the entry is not the inode listed, when the horizon is zero
+    /// (nothing is remembered), or when either changed too lately to tell a later change by its
+    /// times (the racy-timestamp rule of ``/FormatVersioning/CachedMemberDigest/isTrusted``).
+    private func entryFilesIdentity(of entry: URL, inode: UInt64, referenceTime: Int64) -> Int? {
+        guard trustHorizon > .zero,
+            let folder = try? fileSystem.status(of: entry.path, in: AT_FDCWD), folder.kind == .directory, folder.inode == inode,
+            let record = try? fileSystem.status(of: entry.path + "/" + VersionRecord.fileName, in: AT_FDCWD), record.kind == .regular
+        else { return nil }
+        let identities = [FileIdentity(folder), FileIdentity(record)]
+        for identity in identities where !CachedMemberDigest(identity: identity, sha256: "", referenceTime: referenceTime).isTrusted {
+            return nil
+        }
+        var hasher = Hasher()
+        hasher.combine(identities)
+        // 0 stands for none.
+        return hasher.finalize() | 1
     }
 
     /// Whether the entry `name`'s record is an unresolved conflict: from `known` when the record's

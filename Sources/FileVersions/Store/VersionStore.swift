@@ -67,9 +67,10 @@ public final class VersionStore: Sendable {
     /// Whether the store's file system gives a folder a new change time at every change.
     let exactChangeTimes = ExactChangeTimes()
     /// How long an entry of a store whose entries never change (format 3), found whole, is taken
-    /// as it was without a look at its files; then it is read again once (an entry damaged in
-    /// place, by hand or a sync engine, is seen within this time). The horizons are shared
-    /// spans of the clock: every entry is looked at again at their turn.
+    /// as it was without a look at its files; then it is looked at again once (an entry damaged
+    /// in place, by hand or a sync engine, is seen within this time): a conflict count `stat`s
+    /// the entry's folder and record, and reads the record only where one of them changed. The
+    /// horizons are shared spans of the clock: every entry is looked at again at their turn.
     let trustHorizon: Duration
     /// ``trustHorizon`` by default.
     package static let defaultTrustHorizon: Duration = .seconds(5)
