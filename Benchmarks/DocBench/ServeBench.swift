@@ -14,7 +14,9 @@ import Foundation
 ///   save: the raw single-file replace of `docbench file` (tmp + write + fsync + rename +
 ///   fsync(dir)) of the same size, measured in the same run, plus the static GET's p50 (the goal's
 ///   ratio); and, beside it, the same floor with as many writers at once as the PUT run has
-///   connections (each replacing its own file), which tells queueing from DocumentKit's work.
+///   connections (each replacing its own file), which tells queueing from DocumentKit's work;
+///   and, where the PUT run had several connections, PUTs by one connection on another note (the
+///   floor's concurrency at this library size).
 final class ServeBench: Benchmark {
     struct Load {
         var requestsPerSecond: Double = 0
@@ -31,6 +33,9 @@ final class ServeBench: Benchmark {
         var coldGet = Load()
         var staticGet = Load()
         var put = Load()
+        /// PUTs by one connection, after ``put`` (where that had more): the same library size at
+        /// the floor's concurrency, which tells the library's size from queueing on two cores.
+        var singlePut: Load?
         var durableFloor: Double = 0  // milliseconds
         /// The floor's p50 with as many writers at once as the PUT run had connections.
         var concurrentFloor: Double = 0  // milliseconds
@@ -97,13 +102,20 @@ final class ServeBench: Benchmark {
         row.get = try runner.runWrk(server.base, connections: 16, script: getScript)
         // PUTs: one note per connection, its ETag followed from response to request.
         let writers = Array(ids.prefix(4))
-        var tags: [String] = []
-        for id in writers {
-            guard let tag = try server.fetch("/api/notes/\(id)").etag else { throw BenchError(description: "no ETag") }
-            tags.append(tag)
+        func putLoad(_ notes: [String], script name: String) throws -> Load {
+            var tags: [String] = []
+            for id in notes {
+                guard let tag = try server.fetch("/api/notes/\(id)").etag else { throw BenchError(description: "no ETag") }
+                tags.append(tag)
+            }
+            let script = try runner.writeScript(folder.path + "/" + name, ids: notes, method: "PUT", tags: tags, body: body)
+            return try runner.runWrk(server.base, connections: notes.count, threads: notes.count, script: script)
         }
-        let putScript = try runner.writeScript(folder.path + "/put.lua", ids: writers, method: "PUT", tags: tags, body: body)
-        row.put = try runner.runWrk(server.base, connections: writers.count, threads: writers.count, script: putScript)
+        row.put = try putLoad(writers, script: "put.lua")
+        // Then one connection on a note of its own, as many as the floor has writers.
+        if writers.count > 1, ids.count > writers.count {
+            row.singlePut = try putLoad([ids[writers.count]], script: "put-one.lua")
+        }
         // The durable-save floor, of the size the note's save writes (measured once per run).
         if durableFloor == nil {
             let floor = try FileBench(size: body.utf8.count, iterations: 100, work: work).run()[.floor]
@@ -139,7 +151,23 @@ final class ServeBench: Benchmark {
             let putRatio = row.put.p50 / max(row.durableFloor + row.staticGet.p50, 0.001)
             let concurrentRatio = row.put.p50 / max(row.concurrentFloor + row.staticGet.p50, 0.001)
             lines.append(
-                "| \(row.notes.formatted()) | \(row.bodyBytes) B | \(rps(row.coldGet.requestsPerSecond)) | \(rps(row.get.requestsPerSecond)) | \(rps(row.staticGet.requestsPerSecond)) | **\(String(format: "%.2f×", getRatio))** | \(ms(row.coldGet.p50)) / \(ms(row.coldGet.p99)) | \(ms(row.get.p50)) / \(ms(row.get.p99)) | \(ms(row.staticGet.p50)) / \(ms(row.staticGet.p99)) | \(rps(row.put.requestsPerSecond)) | \(ms(row.put.p50)) / \(ms(row.put.p99)) | \(ms(row.durableFloor)) | **\(String(format: "%.2f×", putRatio))** | \(ms(row.concurrentFloor)) (\(row.writers)) | \(String(format: "%.2f×", concurrentRatio)) | \(row.get.failures + row.coldGet.failures + row.put.failures) |")
+                "| \(row.notes.formatted()) | \(row.bodyBytes) B | \(rps(row.coldGet.requestsPerSecond)) | \(rps(row.get.requestsPerSecond)) | \(rps(row.staticGet.requestsPerSecond)) | **\(String(format: "%.2f×", getRatio))** | \(ms(row.coldGet.p50)) / \(ms(row.coldGet.p99)) | \(ms(row.get.p50)) / \(ms(row.get.p99)) | \(ms(row.staticGet.p50)) / \(ms(row.staticGet.p99)) | \(rps(row.put.requestsPerSecond)) | \(ms(row.put.p50)) / \(ms(row.put.p99)) | \(ms(row.durableFloor)) | **\(String(format: "%.2f×", putRatio))** | \(ms(row.concurrentFloor)) (\(row.writers)) | \(String(format: "%.2f×", concurrentRatio)) | \(row.get.failures + row.coldGet.failures + row.put.failures + (row.singlePut?.failures ?? 0)) |")
+        }
+        let single = rows.filter { $0.singlePut != nil || $0.writers == 1 }
+        if !single.isEmpty {
+            lines += [
+                "",
+                "PUT with one connection (the floor's concurrency), by library size:",
+                "",
+                "| notes | PUT req/s | PUT p50 / p99 | durable-save floor p50 | static p50 | **PUT p50 / (floor + static p50)** |",
+                "|---|---|---|---|---|---|",
+            ]
+            for row in single {
+                let put = row.singlePut ?? row.put
+                let ratio = put.p50 / max(row.durableFloor + row.staticGet.p50, 0.001)
+                lines.append(
+                    "| \(row.notes.formatted()) | \(rps(put.requestsPerSecond)) | \(ms(put.p50)) / \(ms(put.p99)) | \(ms(row.durableFloor)) | \(ms(row.staticGet.p50)) | **\(String(format: "%.2f×", ratio))** |")
+            }
         }
         lines.append("")
         lines.append("Goals (issue #16): GET ≥ 0.5× the static file's requests per second; PUT p50 ≤ 2× (durable-save floor + static GET p50).")
