@@ -13,6 +13,12 @@ struct VersionNames: Sendable, Equatable {
 
     init() {}
 
+    /// `count` versions, the least id `oldest`.
+    init(count: Int, oldest: String?) {
+        self.count = count
+        self.oldest = oldest
+    }
+
     /// The version ids among `names` (other names are left out); with `decodingEvery`, each id's
     /// date is decoded and the oldest that can be read is kept, whatever the least id's is.
     init(_ names: [String], decodingEvery: Bool = false) {

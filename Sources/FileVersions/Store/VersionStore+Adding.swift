@@ -329,13 +329,13 @@ extension VersionStore {
     /// Returns the folder's versions as they are then (nil if it can't be listed).
     @discardableResult
     func removeAbandonedEntries(in folder: URL, key: DocumentKey? = nil) -> VersionNames? {
-        // One listing (none where ``WatchedFolderNames`` keeps the folder's names: a folder of
-        // hundreds of versions costs a `getdents` of a few hundred microseconds on ext4, and each
-        // save does this once); one pass over the names, no copy of them, as most often there is
-        // nothing hidden and no state entry; pruning takes the number of versions and the oldest from here.
-        func isHiddenEntry(_ name: String) -> Bool {
-            name.hasPrefix(".new-") || name.hasPrefix(Self.exchangePrefix) || name.hasPrefix(".removing-")
-        }
+        // Where ``WatchedFolderNames`` keeps the folder's names, only those changed since the last
+        // save here are looked at (``FolderSummaries``); else one listing (a folder of hundreds of
+        // versions costs a `getdents` of a few hundred microseconds on ext4, and each save does
+        // this once) and one pass over the names, no copy of them, as most often there is nothing
+        // hidden and no state entry; pruning takes the number of versions and the oldest from here.
+        if let look = folderSummaries.look(atFolder: folder.path, using: fileSystem), !look.hasOthers { return look.versions }
+        let isHiddenEntry = Self.isHiddenEntry
         guard let listed = listedEntries(of: folder) else { return nil }
         var versions = VersionNames()
         var hasStates = false
@@ -362,6 +362,12 @@ extension VersionStore {
             _ = try? removeItem(name, in: fd.rawValue, using: fileSystem)
         }
         return VersionNames(left)
+    }
+
+    /// Whether `name` in a document folder is an entry being built or left by a killed process
+    /// (`.new-…`, `.swap-…`, `.removing-…`).
+    static func isHiddenEntry(_ name: String) -> Bool {
+        name.hasPrefix(".new-") || name.hasPrefix(exchangePrefix) || name.hasPrefix(".removing-")
     }
 
     /// Renames every whole `.new-…` entry in `folder` to its id (see ``removeAbandonedEntries(in:)``);

@@ -64,6 +64,8 @@ public final class VersionStore: Sendable {
     let sharing = SharingCache()
     /// Which versions of each document folder are unresolved conflicts, by record identity.
     let conflictTally = ConflictTally()
+    /// The versions of the document folders whose names ``WatchedFolderNames`` keeps, for saves.
+    let folderSummaries = FolderSummaries()
     /// Whether the store's file system gives a folder a new change time at every change.
     let exactChangeTimes = ExactChangeTimes()
     /// How long an entry of a store whose entries never change (format 3), found whole, is taken
