@@ -127,7 +127,7 @@ extension VersionStore {
             throw DocumentKitError(error, operation: .save, path: final.path, step: "putting the new version in place")
         }
         placed = true
-        synchronize(documentFolder)
+        try synchronize(documentFolder, "flushing the folder that names the new version")
         if let made {
             let prefix = final.path + "/"
             sharing.replace(key.folderName, with: made.mapValues { (relative: String) -> String in prefix + relative })
@@ -386,12 +386,19 @@ extension VersionStore {
 
     /// Flushes a folder's entries (durable stores only); a batched store flushes the file
     /// system, and so also the names written in the entries below it.
-    func synchronize(_ folder: URL) {
-        guard durability.isDurable, let fd = try? openFolder(folder, "flushing") else { return }
-        if durability == .durableBatched {
-            try? fileSystem.synchronizeFileSystem(fd.rawValue, name: folder.path)
-        } else {
-            try? fileSystem.synchronizeDirectory(fd.rawValue, name: folder.path)
+    /// - Throws: When the folder can't be opened or the flush fails (an I/O error): what was
+    ///   named there may not survive a power loss, and `step` says what that was.
+    func synchronize(_ folder: URL, _ step: String = "flushing the version store's folder") throws(DocumentKitError) {
+        guard durability.isDurable else { return }
+        let fd = try openFolder(folder, step)
+        do throws(Errno) {
+            if durability == .durableBatched {
+                try fileSystem.synchronizeFileSystem(fd.rawValue, name: folder.path)
+            } else {
+                try fileSystem.synchronizeDirectory(fd.rawValue, name: folder.path)
+            }
+        } catch {
+            throw DocumentKitError(error, operation: .save, path: folder.path, step: step)
         }
     }
 }

@@ -118,7 +118,7 @@ extension VersionStore {
                 // The entry's name in the document's folder reaches the disk before the answer
                 // (flushed before the exchange, with the new package, or now): the replaced state
                 // stays reachable if the power fails before the completion.
-                if !exchanged.folderFlushed { synchronize(documentFolder) }
+                if !exchanged.folderFlushed { try synchronize(documentFolder, "flushing the folder that names the replaced version") }
                 completeLater(key) { [self] in
                     _ = completeExchange(exchanged.entry, record: record, key: key, in: documentFolder, itemURL: itemURL)
                     withExtendedLifetime(hold) {}
@@ -237,7 +237,7 @@ extension VersionStore {
             if error == .noSuchFileOrDirectory { return }
             throw DocumentKitError(error, operation: .remove, path: entry.path, step: "removing the version")
         }
-        synchronize(entry.deletingLastPathComponent())
+        try synchronize(entry.deletingLastPathComponent(), "flushing the folder the version was removed from")
         _ = try? removeItem(aside.path, in: AT_FDCWD, using: fileSystem)
         try removeStates(of: entry)
     }

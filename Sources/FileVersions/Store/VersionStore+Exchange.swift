@@ -103,7 +103,10 @@ extension VersionStore {
                 _ = try? removeItem(entry.path, in: AT_FDCWD, using: fileSystem)
                 return existing
             }
-            synchronize(documentFolder)
+            do { try synchronize(documentFolder, "flushing the folder that names the replaced version") } catch {
+                Self.logger.warning(
+                    "Saved \(itemURL.path); the version it replaced, \(final.path), may not survive a power loss: \(error.localizedDescription)")
+            }
             if !made.isEmpty {
                 let prefix = final.path + "/"
                 sharing.replace(key.folderName, with: made.mapValues { prefix + $0 })
@@ -111,7 +114,7 @@ extension VersionStore {
             sharing.rememberPlaced(final.path, of: key.folderName)
             return Self.version(from: record, itemURL: itemURL, contents: final.appendingPathComponent("item", isDirectory: true))
         } catch {
-            synchronize(documentFolder)
+            try? synchronize(documentFolder)
             Self.logger.warning(
                 "Saved \(itemURL.path); the version it replaced is in the version store at \(entry.path) but could not be completed yet (\(error.localizedDescription)): the next save or listing of the document completes it")
             return nil
@@ -205,7 +208,9 @@ extension VersionStore {
             return
         }
         if completeEntry(entry, id: record.id, in: folder) {
-            synchronize(folder)
+            do { try synchronize(folder, "flushing the folder that names a completed version") } catch {
+                Self.logger.warning("Version store \(folder.path): completed version \(record.id) may not survive a power loss: \(error.localizedDescription)")
+            }
             Self.logger.notice("Version store \(folder.path): completed version \(record.id), kept by a save that was interrupted")
         }
     }

@@ -125,7 +125,7 @@ extension VersionStore {
         // Made now: its name reaches the disk before anything is kept in it (the versions of a
         // document's first save would otherwise hang on a folder no flushed folder names). A
         // batched store's next `syncfs` flushes it with everything else.
-        if durability == .durable { synchronize(folder.deletingLastPathComponent()) }
+        if durability == .durable { try synchronize(folder.deletingLastPathComponent(), "flushing the folder that names a new folder of the version store") }
     }
 
     /// Opens a folder of the store by path.

@@ -202,7 +202,7 @@ extension VersionStore {
                 }
             }
         }
-        synchronize(documentFolder)
+        try synchronize(documentFolder, "flushing the folder that names the version's new state")
     }
 
     /// Removes the state entries of the version entry `entry` (after the entry itself: the
