@@ -27,7 +27,7 @@ public final class FaultInjector: Sendable {
     private struct State {
         var count = 0
         var failures: [Int: Errno] = [:]
-        var rules: [(SystemCall, Errno, Bool)] = []
+        var rules: [(call: SystemCall, errno: Errno, once: Bool, name: String?)] = []
         var trace: [Call] = []
     }
 
@@ -43,9 +43,10 @@ public final class FaultInjector: Sendable {
         state.withLock { $0.failures[number] = errno }
     }
 
-    /// Makes every call of kind `call` fail with `errno` (or only the next one, with `once`).
-    public func fail(_ call: SystemCall, with errno: Errno, once: Bool = false) {
-        state.withLock { $0.rules.append((call, errno, once)) }
+    /// Makes every call of kind `call` fail with `errno` (or only the next one, with `once`);
+    /// with `name`, only the calls about that name (a path as the call was given it).
+    public func fail(_ call: SystemCall, with errno: Errno, once: Bool = false, name: String? = nil) {
+        state.withLock { $0.rules.append((call, errno, once, name)) }
     }
 
     /// Forgets the failures and the trace.
@@ -68,9 +69,9 @@ public final class FaultInjector: Sendable {
         state.withLock { state in
             state.count += 1
             var injected = state.failures.removeValue(forKey: state.count)
-            if injected == nil, let index = state.rules.firstIndex(where: { $0.0 == call }) {
-                injected = state.rules[index].1
-                if state.rules[index].2 { state.rules.remove(at: index) }
+            if injected == nil, let index = state.rules.firstIndex(where: { $0.call == call && ($0.name == nil || $0.name == name) }) {
+                injected = state.rules[index].errno
+                if state.rules[index].once { state.rules.remove(at: index) }
             }
             state.trace.append(Call(call: call, name: name, injected: injected))
             return injected

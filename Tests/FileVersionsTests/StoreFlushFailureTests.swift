@@ -23,16 +23,8 @@ struct StoreFlushFailureTests {
         let faults = FaultInjector()
         let (store, item) = try storeWithOneVersion(library, faults)
         let folder = try #require(library.documentFolders().first)
-        // Where a version's making flushes the folder that names it (the entry's own flushes
-        // fail loudly already).
-        try library.writeFile("a.txt", "second")
-        faults.reset()
-        try store.addVersion(ofItemAt: item, origin: .save)
-        let flush = try #require(faults.trace.lastIndex { $0.call == .synchronizeDirectory && $0.name == folder.path }, "\(faults.trace)")
         try library.writeFile("a.txt", "changed")
-        faults.reset()
-        faults.fail(call: flush + 1, with: .ioError)
-        let error = try #require(throws: DocumentKitError.self) { try store.addVersion(ofItemAt: item, origin: .save) }
+        let error = try errorWithFlushFailing(of: folder, faults) { try store.addVersion(ofItemAt: item, origin: .save) }
         #expect(error.path == folder.path, "\(error)")
         #expect(error.step?.contains("flushing") == true, "\(error)")
         #expect(error.localizedDescription.contains(folder.path))
@@ -42,17 +34,12 @@ struct StoreFlushFailureTests {
         try store.addVersion(ofItemAt: item, origin: .save)
     }
 
-    /// Runs `first` traced, then `second` (the same steps) with `first`'s last flush of `folder`
-    /// failing: the error `second` throws.
-    func errorWithLastFlushFailing(
-        of folder: URL, _ faults: FaultInjector, first: () throws -> Void, second: () throws -> Void
-    ) throws -> DocumentKitError {
+    /// The error `operation` throws with every flush of `folder` failing.
+    func errorWithFlushFailing(of folder: URL, _ faults: FaultInjector, _ operation: () throws -> Void) throws -> DocumentKitError {
         faults.reset()
-        try first()
-        let flush = try #require(faults.trace.lastIndex { $0.call == .synchronizeDirectory && $0.name == folder.path }, "\(faults.trace)")
-        faults.reset()
-        faults.fail(call: flush + 1, with: .ioError)
-        return try #require(throws: DocumentKitError.self) { try second() }
+        faults.fail(.synchronizeDirectory, with: .ioError, name: folder.path)
+        defer { faults.reset() }
+        return try #require(throws: DocumentKitError.self) { try operation() }
     }
 
     @Test("a removal whose folder's flush fails is reported")
@@ -65,8 +52,7 @@ struct StoreFlushFailureTests {
         let versions = try store.otherVersions(ofItemAt: item)
         try #require(versions.count == 2)
         let folder = try #require(library.documentFolders().first)
-        let error = try errorWithLastFlushFailing(
-            of: folder, faults, first: { try store.remove(versions[0]) }, second: { try store.remove(versions[1]) })
+        let error = try errorWithFlushFailing(of: folder, faults) { try store.remove(versions[1]) }
         #expect(error.step?.contains("flushing the folder the version was removed from") == true, "\(error)")
     }
 
@@ -81,9 +67,7 @@ struct StoreFlushFailureTests {
             conflicts.append(try store.keepConflictingVersion(ofItemAt: item, ancestorDigest: nil))
         }
         let folder = try #require(library.documentFolders().first)
-        let error = try errorWithLastFlushFailing(
-            of: folder, faults, first: { try store.markResolved(conflicts[0], as: .keptCurrent) },
-            second: { try store.markResolved(conflicts[1], as: .keptCurrent) })
+        let error = try errorWithFlushFailing(of: folder, faults) { try store.markResolved(conflicts[1], as: .keptCurrent) }
         #expect(error.step?.contains("flushing the folder that names the version's new state") == true, "\(error)")
     }
 }
