@@ -46,7 +46,7 @@ final class FolderSummaries: Sendable {
                 let found = index < versions.count && versions[index] == id
                 if isThere, !found { versions.insert(id, at: index) }
                 if !isThere, found { versions.remove(at: index) }
-            case .other:
+            case .hidden, .state:
                 if isThere { others.insert(name) } else { others.remove(name) }
             case nil: break
             }
@@ -57,18 +57,19 @@ final class FolderSummaries: Sendable {
     }
 
     /// What a name of a document folder is to the look for leftovers: a version, an entry being
-    /// built or left, or a state entry (``other``), or nothing it looks at (nil).
+    /// built or left (``VersionStore/isHiddenEntry(_:)``), a state entry, or nothing it looks at (nil).
     enum Kind {
         case version(VersionIdentifier.Packed)
-        case other
+        case hidden
+        case state
     }
 
-    /// The kind of `name`, as ``VersionStore/removeAbandonedEntries(in:key:)`` tells them.
+    /// The kind of `name` (the one place the look for leftovers, watched or listed, tells them).
     static func kind(of name: String) -> Kind? {
         if name.utf8.first == UInt8(ascii: ".") {
-            return VersionStore.isHiddenEntry(name) ? .other : nil
+            return VersionStore.isHiddenEntry(name) ? .hidden : nil
         }
-        if StateEntryName.mayBe(name) { return .other }
+        if StateEntryName.mayBe(name) { return .state }
         return VersionIdentifier.Packed(name).map(Kind.version)
     }
 
@@ -86,13 +87,16 @@ final class FolderSummaries: Sendable {
     /// from ``WatchedFolderNames`` (`fileSystem`'s): nil when the folder is not kept watched (the
     /// caller lists it).
     func look(atFolder path: String, using fileSystem: FileSystem) -> (versions: VersionNames, hasOthers: Bool)? {
-        let previous = summaries.withLock { $0.value(for: path) }
+        // Taken out while brought up to date: a copy left in the table would make each change
+        // copy every version.
+        let previous = summaries.withLock { summaries in
+            let kept = summaries.value(for: path)
+            summaries.removeValue(for: path)
+            return kept
+        }
         guard let answer = WatchedFolderNames.shared.answer(ofFolderAt: path, using: fileSystem, since: previous?.cursor),
             let cursor = answer.cursor
-        else {
-            summaries.withLock { $0.removeValue(for: path) }
-            return nil
-        }
+        else { return nil }
         var summary: Summary
         switch answer.names {
         case .all(let names):

@@ -261,12 +261,13 @@ extension VersionStore {
             let folder = try? fileSystem.status(of: entry.path, in: AT_FDCWD), folder.kind == .directory, folder.inode == inode,
             let record = try? fileSystem.status(of: entry.path + "/" + VersionRecord.fileName, in: AT_FDCWD), record.kind == .regular
         else { return nil }
-        let identities = [FileIdentity(folder), FileIdentity(record)]
-        for identity in identities where !CachedMemberDigest(identity: identity, sha256: "", referenceTime: referenceTime).isTrusted {
+        let (folderIdentity, recordIdentity) = (FileIdentity(folder), FileIdentity(record))
+        for identity in [folderIdentity, recordIdentity] where !CachedMemberDigest(identity: identity, sha256: "", referenceTime: referenceTime).isTrusted {
             return nil
         }
         var hasher = Hasher()
-        hasher.combine(identities)
+        hasher.combine(folderIdentity)
+        hasher.combine(recordIdentity)
         // 0 stands for none.
         return hasher.finalize() | 1
     }
