@@ -28,10 +28,7 @@ struct ConflictCountTests {
         let counting = library.store()
         let writer = library.store()
         let ordinary = try writer.addVersion(ofItemAt: item, origin: .save)
-        for index in 0..<3 {
-            let source = try library.writeFile("source.txt", "older \(index)")
-            try writer.addVersion(ofItemAt: item, withContentsOf: source, byMoving: true)
-        }
+        try library.addVersions(of: item, to: writer, 0..<3, text: "older")
         try expectCount(0, counting, item)
 
         // The ordinary version's record is rewritten as a conflict (the same state kept as one).
@@ -58,10 +55,7 @@ struct ConflictCountTests {
         // `counting` stands for this process, `writer` for another one (each has its own memory).
         let counting = library.store(trustHorizon: .seconds(3_600))
         let writer = library.store(trustHorizon: .seconds(3_600))
-        for index in 0..<40 {
-            let source = try library.writeFile("source.txt", "older \(index)")
-            try writer.addVersion(ofItemAt: item, withContentsOf: source, byMoving: true)
-        }
+        try library.addVersions(of: item, to: writer, 0..<40, text: "older")
         // Asked for twice, the folder is watched; a third count follows its changes.
         for _ in 0..<3 { #expect(try counting.unresolvedConflictCount(ofItemAt: item) == 0) }
         let passes = counting.conflictTally.passes.load(ordering: .relaxed)
@@ -105,10 +99,7 @@ struct ConflictCountTests {
         try library.writeFile("b.txt", "current")
         let faults = FaultInjector()
         let store = VersionStore(libraryURL: library.url, pruning: .keepAll, fileSystem: faults.fileSystem, trustHorizon: .seconds(3_600))
-        for index in 0..<20 {
-            let source = try library.writeFile("source.txt", "version \(index)")
-            try store.addVersion(ofItemAt: item, withContentsOf: source, byMoving: true)
-        }
+        try library.addVersions(of: item, to: store, 0..<20)
         try library.writeFile("b.txt", "a conflict")
         try store.keepConflictingVersion(ofItemAt: item, ancestorDigest: nil)
         usleep(60_000)
@@ -143,10 +134,7 @@ struct ConflictCountTests {
         let faults = FaultInjector()
         let horizon = Duration.milliseconds(250)
         let store = VersionStore(libraryURL: library.url, pruning: .keepAll, fileSystem: faults.fileSystem, trustHorizon: horizon)
-        for index in 0..<10 {
-            let source = try library.writeFile("source.txt", "version \(index)")
-            try store.addVersion(ofItemAt: item, withContentsOf: source, byMoving: true)
-        }
+        try library.addVersions(of: item, to: store, 0..<10)
         var conflicts: [FileVersion] = []
         for index in 0..<2 {
             try library.writeFile("s.txt", "a conflict \(index)")
@@ -197,10 +185,7 @@ struct ConflictCountTests {
         try library.writeFile("b.txt", "current")
         let faults = FaultInjector()
         let store = VersionStore(libraryURL: library.url, pruning: .keepAll, fileSystem: faults.fileSystem, trustHorizon: .seconds(3_600))
-        for index in 0..<3 {
-            let source = try library.writeFile("source.txt", "version \(index)")
-            try store.addVersion(ofItemAt: item, withContentsOf: source, byMoving: true)
-        }
+        try library.addVersions(of: item, to: store, 0..<3)
         try library.writeFile("b.txt", "a conflict")
         let conflict = try store.keepConflictingVersion(ofItemAt: item, ancestorDigest: nil)
         let conflictEntry = conflict.url.deletingLastPathComponent()
@@ -236,10 +221,7 @@ struct ConflictCountTests {
         let item = library.item("b.txt")
         try library.writeFile("b.txt", "current")
         let store = library.store()
-        for index in 0..<5 {
-            let source = try library.writeFile("source.txt", "version \(index)")
-            try store.addVersion(ofItemAt: item, withContentsOf: source, byMoving: true)
-        }
+        try library.addVersions(of: item, to: store, 0..<5)
         #expect(try store.unresolvedConflictCount(ofItemAt: item) == 0)
         #expect(try store.unresolvedConflictCount(ofItemAt: item) == 0)
         // Another process keeps a conflict: no pause between its change and the next count.
@@ -272,10 +254,7 @@ struct ConflictCountTests {
         let item = library.item("b.txt")
         try library.writeFile("b.txt", "current")
         let writer = library.store()
-        for index in 0..<3 {
-            let source = try library.writeFile("source.txt", "version \(index)")
-            try writer.addVersion(ofItemAt: item, withContentsOf: source, byMoving: true)
-        }
+        try library.addVersions(of: item, to: writer, 0..<3)
         let storeFile = library.storeURL.appendingPathComponent("store.json")
         try Data("{\n  \"format\" : \"org.documentkit.version-store\",\n  \"version\" : 2\n}\n".utf8).write(to: storeFile)
         let faults = FaultInjector()

@@ -34,10 +34,7 @@ struct FolderSummariesTests {
         try library.writeFile("w.txt", "current")
         let store = library.store()
         var versions: [FileVersion] = []
-        for index in 0..<5 {
-            let source = try library.writeFile("source.txt", "version \(index)")
-            versions.append(try store.addVersion(ofItemAt: item, withContentsOf: source, byMoving: true))
-        }
+        versions += try library.addVersions(of: item, to: store, 0..<5)
         let folder = try #require(library.documentFolders().first)
         // The first look lists (a folder asked for once is not watched), the second watches it.
         for _ in 0..<3 { #expect(store.removeAbandonedEntries(in: folder) == (try listed(folder))) }

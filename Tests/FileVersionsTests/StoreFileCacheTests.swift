@@ -16,10 +16,7 @@ struct StoreFileCacheTests {
         let faults = FaultInjector()
         let store = VersionStore(libraryURL: library.url, pruning: .keepAll, fileSystem: faults.fileSystem, trustHorizon: .seconds(3_600))
         var ids: [String] = []
-        for index in 0..<5 {
-            let source = try library.writeFile("source.txt", "version \(index)")
-            ids.append(try store.addVersion(ofItemAt: item, withContentsOf: source, byMoving: true).persistentIdentifier)
-        }
+        ids += try library.addVersions(of: item, to: store, 0..<5).map(\.persistentIdentifier)
         usleep(100_000)  // older than the racy-timestamp margin
         #expect(try store.versions(ofItemAt: item).others.count == 5)
         faults.reset()
@@ -77,10 +74,7 @@ struct StoreFileCacheTests {
         let horizon: Duration = .milliseconds(400)
         let store = VersionStore(libraryURL: library.url, pruning: .keepAll, trustHorizon: horizon)
         var kept: [FileVersion] = []
-        for index in 0..<3 {
-            let source = try library.writeFile("source.txt", "version \(index)")
-            kept.append(try store.addVersion(ofItemAt: item, withContentsOf: source, byMoving: true))
-        }
+        kept += try library.addVersions(of: item, to: store, 0..<3)
         usleep(100_000)  // older than the racy-timestamp margin: the entries are remembered
         #expect(try store.versions(ofItemAt: item).others.count == 3)
         #expect(try store.versions(ofItemAt: item).problems.isEmpty)

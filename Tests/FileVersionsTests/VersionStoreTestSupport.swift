@@ -27,6 +27,16 @@ struct VersionLibrary {
         VersionStore(libraryURL: url, coordinator: coordinator, pruning: pruning, durability: .consistent, trustHorizon: trustHorizon)
     }
 
+    /// Keeps a version of `item` in `store` for each of `indices`, each moved in from a file of
+    /// its own (`"\(text) \(index)"`), in that order.
+    @discardableResult
+    func addVersions(of item: URL, to store: VersionStore, _ indices: Range<Int>, text: String = "version") throws -> [FileVersion] {
+        try indices.map { index in
+            let source = try writeFile("source.txt", "\(text) \(index)")
+            return try store.addVersion(ofItemAt: item, withContentsOf: source, byMoving: true)
+        }
+    }
+
     /// The store's own folder.
     var storeURL: URL { url.appendingPathComponent(VersionStore.folderName) }
 
